@@ -1,0 +1,14 @@
+"""spoilfive: a fast, rule-exact reinforcement-learning environment for Spoil Five."""
+
+from .actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
+from .cards import card_index, card_str
+from .core import SpoilFiveCore
+from .observation import OBS_DIM, decode_observation
+from .rules import PRESETS, Rules
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CLAIM", "DECLINE_ROB", "JINK", "NUM_ACTIONS", "OBS_DIM", "PRESETS", "ROB_FIRST", "Rules",
+    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation",
+]

@@ -1,0 +1,621 @@
+"""The vectorised Spoil Five rules core: a batch of ``B`` independent games as NumPy arrays.
+
+Every game sits at its own point (robbing, playing, the jink choice, finished). The core
+gives the player to act, the legal mask ``(B, 107)``, the observation of any seat, and
+applies one action per game. No Python loop runs over games; loops over seats and tricks
+do. Card strength comes from the lookup tables of :mod:`spoilfive_env.cards`.
+
+>>> import numpy as np
+>>> from spoilfive_env.core import SpoilFiveCore
+>>> core = SpoilFiveCore(8, rules=Rules(num_players=4), seed=0)
+>>> rng = np.random.default_rng(0)
+>>> mask = core.legal_mask()
+>>> actions = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+>>> rewards, done = core.step(actions)
+>>> rewards.shape, done.shape
+((8, 4), (8,))
+
+State (``B`` games, ``n`` seats; ``-1`` means "none" in every seat or card field):
+
+====================  ============  ==================================================
+field                 shape, dtype  coding
+====================  ============  ==================================================
+``holder``            (B, 52) i8    seat holding the card in hand, -1 if not in a hand
+``played_by``         (B, 52) i8    seat that played the card this hand, -1 if unplayed
+``trick_cards``       (B, 10) i8    cards of the current trick by position from leader
+``trick_pos``         (B,) i8       cards played to the current trick
+``led_card``          (B,) i8       first card of the current trick, -1 before the lead
+``leader``            (B,) i8       seat that leads / led the current trick
+``current``           (B,) i8       seat to act
+``phase``             (B,) i8       ROB, PLAY, JINK or DONE
+``tricks_won``        (B, n) i8     tricks taken this hand by seat
+``trick_number``      (B,) i8       tricks completed this hand
+``trump``             (B,) i8       trump suit, from the turn-up
+``turnup``            (B,) i8       the turned-up card
+``dealer``            (B,) i8       seat that dealt this hand
+``effective_suit``    (B, 52) i8    EFFECTIVE_SUIT[trump]: 0-3 plain suit, 4 trump
+``strength``          (B, 52) i8    STRENGTH[trump], with a concealed ace demoted
+``privileged``        (B, 52) bool  PRIVILEGED[trump], minus a concealed ace of hearts
+``rob_seat``          (B,) i8       seat entitled to rob: dealer on an ace turn-up, else
+                                    the holder of the ace of trumps; -1 if nobody
+``rob_pending``       (B,) bool     that seat has not yet robbed, declined or concealed
+``robber``            (B,) i8       seat that robbed (public), -1 if nobody
+``declined_by``       (B,) i8       seat that declined to rob (public), -1 if nobody
+``discard``           (B,) i8       the robber's discard (hidden from every seat)
+``concealed``         (B,) bool     the ace holder played without announcing
+``jinker``            (B,) i8       seat playing on for all five, -1 if none
+``void``              (B, n, 5) b   seat has shown it holds no card of effective suit
+``chips``             (B, n) i32    chips by seat
+``pool``              (B,) i32      chips in the pool
+``hand_index``        (B,) i16      hands completed in the current game
+``spoiled_last``      (B,) bool     the previous hand was spoiled (spoil ante due)
+====================  ============  ==================================================
+
+Scoring: when a hand ends the step returns each seat's reward, either ``"chips"`` (the
+chip change in the hand, antes included) or ``"equity"`` (the change in
+``chips + pool / n``). ``mode="hand"``: each hand is an episode. ``mode="game"``: the core
+deals the next hand itself and an episode ends when the game does.
+
+Finished games (phase DONE) keep their final state until :meth:`SpoilFiveCore.reset`
+restarts them; their mask row is all True (so a masked softmax never sees an empty row)
+and :meth:`SpoilFiveCore.step` ignores their actions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions as A
+from .cards import (
+    ACE,
+    ACE_OF_TRUMPS,
+    CONCEALED_ACE_STRENGTH,
+    EFFECTIVE_SUIT,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_CARDS,
+    NUM_RANKS,
+    NUM_TRICKS,
+    PRIVILEGED,
+    STRENGTH,
+    TRICKS_TO_WIN,
+    TRUMP,
+    card_str,
+)
+from .observation import OBS_DIM, build_observation
+from .rules import Rules
+
+PHASE_ROB, PHASE_PLAY, PHASE_JINK, PHASE_DONE = 0, 1, 2, 3
+PHASE_NAMES = ("rob", "play", "jink", "done")
+MODES = ("hand", "game")
+REWARDS = ("equity", "chips")
+NUM_EFFECTIVE_SUITS = 5
+
+# Fields copied by :meth:`SpoilFiveCore.subset` and compared by tests.
+STATE_FIELDS = (
+    "holder", "played_by", "trick_cards", "trick_pos", "led_card", "leader", "current",
+    "phase", "tricks_won", "trick_number", "trump", "turnup", "dealer", "effective_suit",
+    "strength", "privileged", "rob_seat", "rob_pending", "robber", "declined_by", "discard",
+    "concealed", "jinker", "void", "chips", "pool", "hand_index", "spoiled_last",
+    "chips_at_hand_start", "pool_at_hand_start", "game_over", "last_winner",
+    "last_tricks", "last_jinker", "last_jink_won",
+)
+
+
+class SpoilFiveCore:
+    """A batch of ``batch_size`` Spoil Five games stepped together.
+
+    Args:
+        batch_size: number of independent games ``B``.
+        rules: the :class:`~spoilfive_env.rules.Rules` of every game in the batch.
+        mode: ``"hand"`` (an episode is one hand) or ``"game"`` (a whole game).
+        reward: ``"equity"`` or ``"chips"`` (CONTRACT.md).
+        seed: seed of the core's own ``np.random.Generator``; or pass ``rng``.
+        rng: an explicit generator for deals and first dealers.
+        deal: when False, leave the batch unset; call :meth:`reset` with a deal.
+    """
+
+    def __init__(self, batch_size: int, *, rules: Rules | None = None, mode: str = "hand",
+                 reward: str = "equity", seed: int | None = None,
+                 rng: np.random.Generator | None = None, deal: bool = True):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r} is not allowed: choose one of {', '.join(MODES)}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is not allowed: choose one of {', '.join(REWARDS)}")
+        if rules is None:
+            rules = Rules()
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a spoilfive_env.rules.Rules, got {type(rules).__name__}")
+        if seed is not None and rng is not None:
+            raise ValueError("give either seed or rng, not both")
+        self.rules = rules
+        self.mode = mode
+        self.reward_mode = reward
+        self.batch_size = B = int(batch_size)
+        self.num_players = n = rules.num_players
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self._all = np.arange(B)
+        self._seats = np.arange(n, dtype=np.int8)
+        self._team_of_seat = (self._seats % 2).astype(np.int8)
+
+        i8 = np.int8
+        self.holder = np.full((B, NUM_CARDS), -1, i8)
+        self.played_by = np.full((B, NUM_CARDS), -1, i8)
+        self.trick_cards = np.full((B, MAX_PLAYERS), -1, i8)
+        self.trick_pos = np.zeros(B, i8)
+        self.led_card = np.full(B, -1, i8)
+        self.leader = np.zeros(B, i8)
+        self.current = np.zeros(B, i8)
+        self.phase = np.full(B, PHASE_DONE, i8)
+        self.tricks_won = np.zeros((B, n), i8)
+        self.trick_number = np.zeros(B, i8)
+        self.trump = np.zeros(B, i8)
+        self.turnup = np.full(B, -1, i8)
+        self.dealer = np.zeros(B, i8)
+        self.effective_suit = np.zeros((B, NUM_CARDS), i8)
+        self.strength = np.zeros((B, NUM_CARDS), i8)
+        self.privileged = np.zeros((B, NUM_CARDS), bool)
+        self.rob_seat = np.full(B, -1, i8)
+        self.rob_pending = np.zeros(B, bool)
+        self.robber = np.full(B, -1, i8)
+        self.declined_by = np.full(B, -1, i8)
+        self.discard = np.full(B, -1, i8)
+        self.concealed = np.zeros(B, bool)
+        self.jinker = np.full(B, -1, i8)
+        self.void = np.zeros((B, n, NUM_EFFECTIVE_SUITS), bool)
+        self.chips = np.full((B, n), rules.starting_chips, np.int32)
+        self.pool = np.zeros(B, np.int32)
+        self.hand_index = np.zeros(B, np.int16)
+        self.spoiled_last = np.zeros(B, bool)
+        self.chips_at_hand_start = self.chips.copy()
+        self.pool_at_hand_start = np.zeros(B, np.int32)
+        self.game_over = np.zeros(B, bool)
+        # Outcome of each game's most recent finished hand, for statistics.
+        self.last_winner = np.full(B, -1, i8)  # seat (team in partnerships), -1 spoiled
+        self.last_tricks = np.zeros((B, n), i8)
+        self.last_jinker = np.full(B, -1, i8)
+        self.last_jink_won = np.zeros(B, bool)
+        self._mask_cache: np.ndarray | None = None
+        if deal:
+            self.reset()
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def current_player(self) -> np.ndarray:
+        """Seat to act in every game, shape ``(B,)`` (a copy)."""
+        return self.current.astype(np.int64)
+
+    @property
+    def done(self) -> np.ndarray:
+        """Games whose episode has ended and wait for :meth:`reset`."""
+        return self.phase == PHASE_DONE
+
+    @property
+    def obs_dim(self) -> int:
+        return OBS_DIM
+
+    def reset(self, where: np.ndarray | None = None, *, hands=None, turnups=None, dealers=None,
+              pools=None, chips=None) -> None:
+        """Start new episodes in the games ``where`` selects (a bool mask or indices; all if None).
+
+        Deals come from the core's generator unless ``hands`` ``(k, n, 5)``, ``turnups`` ``(k,)``
+        and optionally ``dealers`` ``(k,)`` inject them for the ``k`` selected games. ``pools``
+        gives a pool carried over from a spoiled hand (so the spoil ante is paid); ``chips``
+        ``(k, n)`` the players' chips before this hand's antes. Raises ``ValueError`` on an
+        impossible deal and changes nothing.
+        """
+        idx = self._indices(where)
+        k = len(idx)
+        n = self.num_players
+        if hands is not None or turnups is not None:
+            if hands is None or turnups is None:
+                raise ValueError("an injected deal needs both hands and turnups")
+            hands, turnups = validate_deal(hands, turnups, n, k)
+        dealers = self._per_game("dealers", dealers, k, 0, n) if dealers is not None else \
+            self.rng.integers(0, n, size=k)
+        pools = self._per_game("pools", pools, k, 0, None) if pools is not None else np.zeros(k, np.int64)
+        if chips is not None:
+            chips = np.asarray(chips)
+            if chips.shape != (k, n) or not np.issubdtype(chips.dtype, np.integer):
+                raise ValueError(f"chips must be integers of shape ({k}, {n}), got {chips.shape} {chips.dtype}")
+        if k == 0:
+            return
+        self._mask_cache = None
+        self.chips[idx] = self.rules.starting_chips if chips is None else chips
+        self.pool[idx] = pools
+        self.spoiled_last[idx] = pools > 0
+        self.hand_index[idx] = 0
+        self.game_over[idx] = False
+        self._deal(idx, dealers.astype(np.int8), hands, turnups)
+
+    def legal_mask(self) -> np.ndarray:
+        """Legal actions of the player to act, ``(B, 107)`` bool (a copy)."""
+        return self._legal_mask().copy()
+
+    def observe(self, seats: np.ndarray | int | None = None) -> np.ndarray:
+        """Observation ``(B, OBS_DIM)`` float32 of ``seats`` (default: the player to act)."""
+        if seats is None:
+            seats = self.current
+        else:
+            seats = np.broadcast_to(np.asarray(seats), (self.batch_size,))
+            if seats.min() < 0 or seats.max() >= self.num_players:
+                raise ValueError(f"seats must be 0-{self.num_players - 1}, got {np.unique(seats)}")
+            seats = seats.astype(np.int8)
+        return build_observation(self, seats)
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """Apply one action per game. Returns ``(rewards (B, n) float32, done (B,) bool)``.
+
+        Actions of finished games are ignored. An illegal action in any unfinished game
+        raises ``ValueError`` naming the game, seat, action and the legal ones, and nothing
+        changes in any game.
+        """
+        actions = np.asarray(actions)
+        if actions.shape != (self.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"actions must be integers of shape ({self.batch_size},), got shape "
+                f"{actions.shape} dtype {actions.dtype}"
+            )
+        mask = self._legal_mask()
+        live = self.phase != PHASE_DONE
+        in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
+        legal = in_range & mask[self._all, np.clip(actions, 0, A.NUM_ACTIONS - 1)]
+        bad = np.flatnonzero(live & ~legal)
+        if len(bad):
+            game = int(bad[0])
+            raise ValueError(self.illegal_action_message(game, int(actions[game])))
+        self._mask_cache = None
+        rewards = np.zeros((self.batch_size, self.num_players), np.float32)
+        episode_done = np.zeros(self.batch_size, bool)
+
+        is_play = live & (actions < A.ROB_FIRST)
+        concealing = is_play & (self.phase == PHASE_ROB)
+        is_rob = live & (actions >= A.ROB_FIRST) & (actions < A.DECLINE_ROB)
+        is_decline = live & (actions == A.DECLINE_ROB)
+        is_claim = live & (actions == A.CLAIM)
+        is_jink = live & (actions == A.JINK)
+
+        if is_rob.any() or is_decline.any():
+            self._apply_rob(np.flatnonzero(is_rob | is_decline), actions, is_rob)
+        if concealing.any():
+            self._apply_conceal(np.flatnonzero(concealing))
+        if is_jink.any():
+            g = np.flatnonzero(is_jink)
+            self.jinker[g] = self.current[g]
+            self.phase[g] = PHASE_PLAY
+        if is_claim.any():
+            g = np.flatnonzero(is_claim)
+            self._end_hand(g, self._side(self.current[g]), np.zeros(len(g), bool), rewards, episode_done)
+        if is_play.any():
+            self._apply_play(np.flatnonzero(is_play), actions, rewards, episode_done)
+        return rewards, episode_done
+
+    def illegal_action_message(self, game: int, action: int) -> str:
+        legal = np.flatnonzero(self._legal_mask()[game])
+        described = action if not 0 <= action < A.NUM_ACTIONS else f"{action} ({A.action_str(action)})"
+        return (
+            f"illegal action {described} for seat {int(self.current[game])} in game {game} "
+            f"(phase {PHASE_NAMES[self.phase[game]]}); legal actions: "
+            + ", ".join(f"{a} ({A.action_str(a)})" for a in legal)
+        )
+
+    def subset(self, indices) -> "SpoilFiveCore":
+        """A new core holding copies of the games at ``indices`` (repeats allowed)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode,
+                              reward=self.reward_mode, deal=False)
+        clone.batch_size = len(indices)
+        clone._all = np.arange(len(indices))
+        for name in STATE_FIELDS:
+            setattr(clone, name, getattr(self, name)[indices].copy())
+        clone.rng = np.random.default_rng(self.rng.integers(2**63))
+        return clone
+
+    def hand_of(self, game: int, seat: int) -> list[int]:
+        return np.flatnonzero(self.holder[game] == seat).tolist()
+
+    def describe(self, game: int = 0) -> str:
+        """A one-line debugging description of one game."""
+        n = self.num_players
+        hands = " | ".join(" ".join(card_str(c) for c in self.hand_of(game, s)) for s in range(n))
+        return (f"phase={PHASE_NAMES[self.phase[game]]} current={self.current[game]} "
+                f"turnup={card_str(int(self.turnup[game]))} tricks={self.tricks_won[game].tolist()} "
+                f"hands: {hands}")
+
+    # ------------------------------------------------------------------ internals
+    def _indices(self, where) -> np.ndarray:
+        if where is None:
+            return self._all
+        where = np.asarray(where)
+        if where.dtype == bool:
+            if where.shape != (self.batch_size,):
+                raise ValueError(f"where must have shape ({self.batch_size},), got {where.shape}")
+            return np.flatnonzero(where)
+        if where.size and (where.min() < 0 or where.max() >= self.batch_size):
+            raise ValueError(f"where holds game indices outside 0-{self.batch_size - 1}")
+        return where.astype(np.int64).reshape(-1)
+
+    @staticmethod
+    def _per_game(name, values, k, low, high):
+        values = np.broadcast_to(np.asarray(values), (k,))
+        if not np.issubdtype(values.dtype, np.integer):
+            raise ValueError(f"{name} must be integers, got {values.dtype}")
+        if k and (values.min() < low or (high is not None and values.max() >= high)):
+            allowed = f"{low}-{high - 1}" if high is not None else f"{low} or more"
+            raise ValueError(f"{name} must be {allowed}, got {values.tolist()}")
+        return values
+
+    def _side(self, seats: np.ndarray) -> np.ndarray:
+        """The scoring side of seats: the seat itself, or its team (seat % 2) in partnerships."""
+        return seats % 2 if self.rules.partnerships else seats
+
+    def _deal(self, idx, dealers, hands=None, turnups=None):
+        """Deal a new hand in games ``idx``: cards, trump tables, robbing and antes."""
+        n, k = self.num_players, len(idx)
+        if hands is None:
+            order = self.rng.random((k, NUM_CARDS)).argsort(axis=1).astype(np.int8)
+            hands = order[:, : n * HAND_SIZE].reshape(k, n, HAND_SIZE)
+            turnups = order[:, n * HAND_SIZE]
+        self.holder[idx] = -1
+        self.holder[idx[:, None], hands.reshape(k, -1)] = np.repeat(self._seats, HAND_SIZE)
+        self.played_by[idx] = -1
+        self.trick_cards[idx] = -1
+        self.trick_pos[idx] = 0
+        self.led_card[idx] = -1
+        self.tricks_won[idx] = 0
+        self.trick_number[idx] = 0
+        trump = (turnups // NUM_RANKS).astype(np.int8)
+        self.trump[idx] = trump
+        self.turnup[idx] = turnups
+        self.dealer[idx] = dealers
+        self.effective_suit[idx] = EFFECTIVE_SUIT[trump]
+        self.strength[idx] = STRENGTH[trump]
+        self.privileged[idx] = PRIVILEGED[trump]
+        self.robber[idx] = -1
+        self.declined_by[idx] = -1
+        self.discard[idx] = -1
+        self.concealed[idx] = False
+        self.jinker[idx] = -1
+        self.void[idx] = False
+        eldest = ((dealers.astype(np.int16) + 1) % n).astype(np.int8)
+        self.leader[idx] = eldest
+        ace_turned = (turnups % NUM_RANKS) == ACE
+        ace_holder = self.holder[idx, ACE_OF_TRUMPS[trump]]
+        rob_seat = np.where(ace_turned, dealers, ace_holder).astype(np.int8)
+        self.rob_seat[idx] = rob_seat
+        self.rob_pending[idx] = rob_seat >= 0
+        self.current[idx] = np.where(ace_turned, dealers, eldest)
+        self.phase[idx] = np.where(ace_turned | (rob_seat == eldest), PHASE_ROB, PHASE_PLAY)
+        # Antes: a carried-over pool takes the spoil ante; the dealer adds his extra.
+        rules = self.rules
+        self.chips_at_hand_start[idx] = self.chips[idx]
+        self.pool_at_hand_start[idx] = self.pool[idx]
+        ante = np.where(self.spoiled_last[idx], rules.spoil_ante, rules.ante).astype(np.int32)
+        self.chips[idx] -= ante[:, None]
+        self.chips[idx, dealers] -= rules.dealer_ante
+        self.pool[idx] += ante * n + rules.dealer_ante
+
+    def _legal_mask(self) -> np.ndarray:
+        if self._mask_cache is not None:
+            return self._mask_cache
+        B = self.batch_size
+        mask = np.zeros((B, A.NUM_ACTIONS), bool)
+        phase = self.phase
+        hand = self.holder == self.current[:, None]
+        # Plays: follow the led suit or trump when holding the led suit (plain lead); on a
+        # trump lead a trump is due unless every trump held is privileged above the lead.
+        led = self.led_card
+        following = led >= 0
+        led_safe = np.where(following, led, 0)
+        led_suit = self.effective_suit[self._all, led_safe]
+        led_strength = self.strength[self._all, led_safe]
+        in_led_suit = self.effective_suit == led_suit[:, None]
+        may_renege = self.privileged & (self.strength > led_strength[:, None])
+        bound = following & (hand & in_led_suit & ~may_renege).any(axis=1)
+        allowed = in_led_suit | (self.effective_suit == TRUMP)
+        plays = np.where(bound[:, None], hand & allowed, hand)
+        play_phase = phase == PHASE_PLAY
+        if self.rules.conceal_ace_penalty:
+            # The ace holder may play without announcing (the dealer's ace rob is not concealable).
+            play_phase = play_phase | ((phase == PHASE_ROB) & (self.turnup % NUM_RANKS != ACE))
+        mask[:, : A.ROB_FIRST] = plays & play_phase[:, None]
+        robbing = phase == PHASE_ROB
+        mask[:, A.ROB_FIRST: A.DECLINE_ROB] = hand & robbing[:, None]
+        mask[:, A.DECLINE_ROB] = robbing
+        jinking = phase == PHASE_JINK
+        mask[:, A.CLAIM] = jinking
+        mask[:, A.JINK] = jinking
+        mask[phase == PHASE_DONE] = True
+        self._mask_cache = mask
+        return mask
+
+    def _apply_rob(self, g, actions, is_rob):
+        seat = self.current[g]
+        robs = is_rob[g]
+        r = g[robs]
+        if len(r):
+            discard = (actions[r] - A.ROB_FIRST).astype(np.int8)
+            self.holder[r, discard] = -1
+            self.holder[r, self.turnup[r]] = self.current[r]
+            self.discard[r] = discard
+            self.robber[r] = self.current[r]
+        d = g[~robs]
+        self.declined_by[d] = self.current[d]
+        self.rob_pending[g] = False
+        self.phase[g] = PHASE_PLAY
+        # The dealer's rob of an ace turn-up comes before the lead: eldest then leads.
+        self.current[g] = np.where(self.turnup[g] % NUM_RANKS == ACE, self.leader[g], seat)
+
+    def _apply_conceal(self, g):
+        ace = ACE_OF_TRUMPS[self.trump[g]]
+        self.concealed[g] = True
+        self.rob_pending[g] = False
+        self.phase[g] = PHASE_PLAY
+        self.strength[g, ace] = CONCEALED_ACE_STRENGTH
+        self.privileged[g, ace] = False
+
+    def _apply_play(self, g, actions, rewards, episode_done):
+        n = self.num_players
+        card = actions[g].astype(np.int8)
+        seat = self.current[g]
+        pos = self.trick_pos[g]
+        self.holder[g, card] = -1
+        self.played_by[g, card] = seat
+        self.trick_cards[g, pos] = card
+        leading = pos == 0
+        self.led_card[g[leading]] = card[leading]
+        self._record_voids(g[~leading], card[~leading], seat[~leading])
+        pos = pos + 1
+        self.trick_pos[g] = pos
+        self.current[g] = (seat + 1) % n
+        complete = pos == n
+        if complete.any():
+            self._complete_tricks(g[complete], rewards, episode_done)
+        # The ace holder's turn in trick 1 opens with the choice to rob.
+        waiting = g[~complete]
+        rob_now = waiting[self.rob_pending[waiting] & (self.current[waiting] == self.rob_seat[waiting])]
+        self.phase[rob_now] = PHASE_ROB
+
+    def _record_voids(self, g, card, seat):
+        """Mark the voids a following card proves, using only public information."""
+        if not len(g):
+            return
+        led = self.led_card[g]
+        led_suit = self.effective_suit[g, led]
+        card_suit = self.effective_suit[g, card]
+        # Plain lead: a card neither of the suit nor a trump proves the suit is void.
+        plain = (led_suit != TRUMP) & (card_suit != led_suit) & (card_suit != TRUMP)
+        self.void[g[plain], seat[plain], led_suit[plain]] = True
+        # Trump lead answered by a plain card: void in trumps unless a privileged trump above
+        # the lead could still be held back in that hand.
+        t = np.flatnonzero((led_suit == TRUMP) & (card_suit != TRUMP))
+        if len(t):
+            gt, st = g[t], seat[t]
+            hideable = (self.privileged[gt] & (self.strength[gt] > self.strength[gt, led[t]][:, None])
+                        & (self.played_by[gt] == -1))
+            turnup = self.turnup[gt]
+            turnup_elsewhere = self.robber[gt] != st  # on the table, or in the robber's hand
+            hideable[np.arange(len(gt)), turnup] &= ~turnup_elsewhere
+            proven = ~hideable.any(axis=1)
+            self.void[gt[proven], st[proven], TRUMP] = True
+
+    def _complete_tricks(self, t, rewards, episode_done):
+        n = self.num_players
+        cards = self.trick_cards[t, :n]
+        rows = t[:, None]
+        suits = self.effective_suit[rows, cards]
+        counts = (suits == TRUMP) | (suits == suits[:, :1])
+        score = np.where(counts, self.strength[rows, cards], 0)
+        winner = ((self.leader[t] + score.argmax(axis=1)) % n).astype(np.int8)
+        self.tricks_won[t, winner] += 1
+        trick_number = self.trick_number[t] + 1
+        self.trick_number[t] = trick_number
+        self.leader[t] = winner
+        self.current[t] = winner
+        self.trick_pos[t] = 0
+        self.led_card[t] = -1
+        self.trick_cards[t] = -1
+
+        side = self._side(winner)
+        if self.rules.partnerships:
+            on_side = self._team_of_seat[None, :] == side[:, None]
+            side_tricks = (self.tricks_won[t] * on_side).sum(axis=1)
+        else:
+            side_tricks = self.tricks_won[t, winner]
+        jinking = self.jinker[t] >= 0
+        jink_lost = jinking & (self._side(self.jinker[t]) != side)
+        jink_won = jinking & ~jink_lost & (trick_number == NUM_TRICKS)
+        reached = ~jinking & (side_tricks == TRICKS_TO_WIN)
+        offers_jink = reached & (trick_number == TRICKS_TO_WIN) & self.rules.allow_jink
+        wins = reached & ~offers_jink
+        remaining = NUM_TRICKS - trick_number
+        if self.rules.partnerships:
+            spoiled = jink_lost
+        else:
+            nobody_can = (self.tricks_won[t].max(axis=1) + remaining) < TRICKS_TO_WIN
+            spoiled = jink_lost | (~jinking & ~reached & nobody_can)
+        self.phase[t[offers_jink]] = PHASE_JINK
+        ends = wins | jink_won | spoiled
+        if ends.any():
+            winners = np.where(spoiled, -1, side)[ends]
+            self._end_hand(t[ends], winners, jink_won[ends], rewards, episode_done)
+
+    def _end_hand(self, e, winners, jink_won, rewards, episode_done):
+        """Settle finished hands in games ``e``: pool, jink bonus, rewards, next hand or done."""
+        rules, n = self.rules, self.num_players
+        won = winners >= 0
+        w = e[won]
+        side = winners[won]
+        if rules.partnerships:
+            on_side = self._team_of_seat[None, :] == side[:, None]
+            team_size = n // 2
+            share = self.pool[w] // team_size
+            self.chips[w] += on_side * share[:, None] + np.where(
+                on_side, rules.jink_bonus, -rules.jink_bonus) * jink_won[won][:, None]
+            self.pool[w] -= share * team_size
+        else:
+            self.chips[w, side] += self.pool[w]
+            self.pool[w] = 0
+            bonus = rules.jink_bonus * jink_won[won]
+            self.chips[w] -= bonus[:, None]
+            self.chips[w, side] += bonus * n
+        self.spoiled_last[e] = ~won
+        self.last_winner[e] = winners
+        self.last_tricks[e] = self.tricks_won[e]
+        self.last_jinker[e] = self.jinker[e]
+        self.last_jink_won[e] = jink_won
+        self.hand_index[e] += 1
+
+        if self.mode == "game":
+            hands_played = self.hand_index[e]
+            capped = ~won & (hands_played >= rules.max_hands)
+            c = e[capped]
+            share = self.pool[c] // n
+            self.chips[c] += share[:, None]
+            self.pool[c] -= share * n
+            over = (won & (hands_played >= rules.num_hands)) | capped
+        else:
+            over = np.ones(len(e), bool)
+
+        chips_change = (self.chips[e] - self.chips_at_hand_start[e]).astype(np.float32)
+        if self.reward_mode == "chips":
+            rewards[e] = chips_change
+        else:
+            pool_change = (self.pool[e] - self.pool_at_hand_start[e]).astype(np.float32)
+            rewards[e] = chips_change + pool_change[:, None] / n
+        finished = e[over]
+        self.phase[finished] = PHASE_DONE
+        self.game_over[finished] = True
+        episode_done[finished] = True
+        going_on = e[~over]
+        if len(going_on):
+            next_dealer = ((self.dealer[going_on].astype(np.int16) + 1) % n).astype(np.int8)
+            self._deal(going_on, next_dealer)
+
+
+def validate_deal(hands, turnups, num_players: int, num_games: int):
+    """Check injected deals; returns ``(hands (k, n, 5) int8, turnups (k,) int8)``."""
+    try:
+        hands = np.asarray(hands)
+        turnups = np.asarray(turnups).reshape(-1)
+    except ValueError as error:  # ragged lists
+        raise ValueError(f"hands must be {num_players} lists of {HAND_SIZE} cards per game: {error}") from None
+    expected = (num_games, num_players, HAND_SIZE)
+    if hands.shape != expected:
+        raise ValueError(f"hands must have shape {expected} (games, seats, cards), got {hands.shape}")
+    if turnups.shape != (num_games,):
+        raise ValueError(f"turnups must have shape ({num_games},), got {turnups.shape}")
+    if not (np.issubdtype(hands.dtype, np.integer) and np.issubdtype(turnups.dtype, np.integer)):
+        raise ValueError("hands and turnups must be card indices 0-51")
+    cards = np.concatenate([hands.reshape(num_games, -1), turnups[:, None]], axis=1)
+    if cards.size and (cards.min() < 0 or cards.max() >= NUM_CARDS):
+        raise ValueError(f"card indices must be 0-51, got {cards[(cards < 0) | (cards >= NUM_CARDS)][:5].tolist()}")
+    sorted_cards = np.sort(cards, axis=1)
+    repeated = (sorted_cards[:, 1:] == sorted_cards[:, :-1])
+    if repeated.any():
+        game = int(np.flatnonzero(repeated.any(axis=1))[0])
+        dup = sorted_cards[game, 1:][repeated[game]]
+        raise ValueError(f"deal {game} uses a card more than once: {', '.join(card_str(int(c)) for c in dup)}")
+    return hands.astype(np.int8), turnups.astype(np.int8)

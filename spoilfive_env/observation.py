@@ -1,0 +1,218 @@
+"""The observation: one flat float32 vector of the same length for every table size.
+
+Seats are relative to the viewer (``0`` is the viewer, ``1`` the player on his left, ...)
+and padded to ``MAX_PLAYERS`` = 10, so that one network can serve every table. The vector
+holds only what that seat may know. Layout (``OBSERVATION_LAYOUT``; each block has a named
+slice in ``SLICES``):
+
+==================  =======  ==========================================================
+block               size     coding
+==================  =======  ==========================================================
+``hand``            52       1 for each card in the viewer's hand
+``own_discard``     52       the card the viewer discarded when he robbed
+``turnup``          52       one-hot turned-up card
+``trump``           4        one-hot trump suit (C, D, H, S)
+``played``          10 x 52  cards each relative seat has played this hand
+``trick_cards``     52       cards in the current trick
+``trick_seats``     10       relative seats that have played to the current trick
+``led_card``        52       one-hot first card of the current trick
+``tricks_won``      10       tricks taken by relative seat, divided by 3
+``to_act``          10       one-hot relative seat to act
+``leader``          10       one-hot relative seat that leads the current trick
+``dealer``          10       one-hot relative seat of the dealer
+``robber``          10       one-hot relative seat that robbed (holds the turn-up until
+                             he plays it)
+``declined``        10       one-hot relative seat that declined to rob
+``voids``           10 x 5   seat has shown it holds no card of the effective suit
+                             (C, D, H, S, trumps), proven from public plays only
+``jinker``          10       one-hot relative seat playing on for all five
+``own_concealed``   1        the viewer played to trick 1 without announcing his ace
+``phase``           4        one-hot: rob, play, jink, done
+``trick_number``    6        one-hot tricks completed, 0-5
+``table_size``      9        one-hot number of players, 2-10
+``seat_present``    10       1 for relative seats that exist at this table
+``teammates``       10       1 for the viewer's team (partnerships only)
+``pool``            1        chips in the pool / 20
+``chips``           10       chips by relative seat / 20
+``hand_place``      3        hands completed / num_hands, past num_hands, game mode
+==================  =======  ==========================================================
+
+Void proofs: on a plain lead a player may trump while holding the suit, so only a card of
+another plain suit proves a void; on a trump lead a plain card proves a trump void only when
+no privileged trump ranking above the card led can still be in that hand (unplayed, not the
+turn-up left on the table, not the turn-up held by another robber).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cards import MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, SUIT_NAMES, TRICKS_TO_WIN, card_str
+
+OBSERVATION_VERSION = 1
+CHIP_SCALE = 20.0
+NUM_PHASES = 4
+EFFECTIVE_SUIT_NAMES = (*SUIT_NAMES, "trumps")
+
+OBSERVATION_LAYOUT: tuple[tuple[str, int], ...] = (
+    ("hand", NUM_CARDS),
+    ("own_discard", NUM_CARDS),
+    ("turnup", NUM_CARDS),
+    ("trump", 4),
+    ("played", MAX_PLAYERS * NUM_CARDS),
+    ("trick_cards", NUM_CARDS),
+    ("trick_seats", MAX_PLAYERS),
+    ("led_card", NUM_CARDS),
+    ("tricks_won", MAX_PLAYERS),
+    ("to_act", MAX_PLAYERS),
+    ("leader", MAX_PLAYERS),
+    ("dealer", MAX_PLAYERS),
+    ("robber", MAX_PLAYERS),
+    ("declined", MAX_PLAYERS),
+    ("voids", MAX_PLAYERS * 5),
+    ("jinker", MAX_PLAYERS),
+    ("own_concealed", 1),
+    ("phase", NUM_PHASES),
+    ("trick_number", 6),
+    ("table_size", MAX_PLAYERS - MIN_PLAYERS + 1),
+    ("seat_present", MAX_PLAYERS),
+    ("teammates", MAX_PLAYERS),
+    ("pool", 1),
+    ("chips", MAX_PLAYERS),
+    ("hand_place", 3),
+)
+
+
+def _slices():
+    slices, start = {}, 0
+    for name, size in OBSERVATION_LAYOUT:
+        slices[name] = slice(start, start + size)
+        start += size
+    return slices, start
+
+
+SLICES, OBS_DIM = _slices()
+_START = {name: s.start for name, s in SLICES.items()}
+
+
+def build_observation(core, seats: np.ndarray) -> np.ndarray:
+    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state."""
+    B, n = core.batch_size, core.num_players
+    rows = core._all
+    obs = np.zeros((B, OBS_DIM), np.float32)
+    seats16 = seats.astype(np.int16)
+    absolute = (seats16[:, None] + np.arange(n, dtype=np.int16)) % n  # (B, n) seat of relative k
+    col = rows[:, None]
+
+    def one_hot_seat(name, seat_of_game):
+        seat_of_game = seat_of_game.astype(np.int16)
+        has = np.flatnonzero(seat_of_game >= 0)
+        obs[has, _START[name] + (seat_of_game[has] - seats16[has]) % n] = 1.0
+
+    def one_hot_card(name, card_of_game):
+        has = np.flatnonzero(card_of_game >= 0)
+        obs[has, _START[name] + card_of_game[has].astype(np.intp)] = 1.0
+
+    obs[:, SLICES["hand"]] = core.holder == seats[:, None]
+    own_rob = np.where(core.robber == seats, core.discard, -1)
+    one_hot_card("own_discard", own_rob)
+    one_hot_card("turnup", core.turnup)
+    obs[rows, _START["trump"] + core.trump.astype(np.intp)] = 1.0
+    played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
+    played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]
+    g, position = np.nonzero(core.trick_cards[:, :n] >= 0)
+    obs[g, _START["trick_cards"] + core.trick_cards[g, position].astype(np.intp)] = 1.0
+    obs[g, _START["trick_seats"] + (core.leader[g].astype(np.int16) + position - seats16[g]) % n] = 1.0
+    one_hot_card("led_card", core.led_card)
+    obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won[col, absolute] / TRICKS_TO_WIN
+    live = core.phase != 3
+    one_hot_seat("to_act", np.where(live, core.current, -1))
+    one_hot_seat("leader", core.leader)
+    one_hot_seat("dealer", core.dealer)
+    one_hot_seat("robber", core.robber)
+    one_hot_seat("declined", core.declined_by)
+    voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
+    voids[:, :n] = core.void[col, absolute]
+    one_hot_seat("jinker", core.jinker)
+    obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
+    obs[rows, _START["phase"] + core.phase.astype(np.intp)] = 1.0
+    obs[rows, _START["trick_number"] + core.trick_number.astype(np.intp)] = 1.0
+    obs[:, _START["table_size"] + n - MIN_PLAYERS] = 1.0
+    obs[:, _START["seat_present"]: _START["seat_present"] + n] = 1.0
+    if core.rules.partnerships:  # teams alternate, so relative seat k is a teammate when k is even
+        obs[:, _START["teammates"]: _START["teammates"] + n: 2] = 1.0
+    obs[:, _START["pool"]] = core.pool / CHIP_SCALE
+    obs[:, _START["chips"]: _START["chips"] + n] = core.chips[col, absolute] / CHIP_SCALE
+    place = SLICES["hand_place"]
+    if core.mode == "game":
+        obs[:, place.start] = core.hand_index / core.rules.num_hands
+        obs[:, place.start + 1] = core.hand_index >= core.rules.num_hands
+        obs[:, place.start + 2] = 1.0
+    return obs
+
+
+def decode_observation(observation: np.ndarray) -> dict:
+    """Turn one observation vector back into a readable dict (seats relative to the viewer).
+
+    >>> from spoilfive_env.core import SpoilFiveCore
+    >>> core = SpoilFiveCore(1, seed=3)
+    >>> view = decode_observation(core.observe()[0])
+    >>> view["num_players"], len(view["hand"]), view["phase"]
+    (4, 5, 'play')
+    """
+    vec = np.asarray(observation, dtype=np.float32)
+    if vec.shape != (OBS_DIM,):
+        raise ValueError(f"an observation has shape ({OBS_DIM},), got {vec.shape}")
+
+    def block(name):
+        return vec[SLICES[name]]
+
+    def cards(values):
+        return [card_str(int(c)) for c in np.flatnonzero(values > 0.5)]
+
+    def seat(name):
+        hot = np.flatnonzero(block(name) > 0.5)
+        return int(hot[0]) if len(hot) else None
+
+    def one_card(name):
+        found = cards(block(name))
+        return found[0] if found else None
+
+    table = np.flatnonzero(block("table_size") > 0.5)
+    if len(table) != 1:
+        raise ValueError("not a Spoil Five observation: the table_size block is not one-hot")
+    n = int(table[0]) + MIN_PLAYERS
+    played = block("played").reshape(MAX_PLAYERS, NUM_CARDS)
+    voids = block("voids").reshape(MAX_PLAYERS, 5)
+    trick_cards = set(cards(block("trick_cards")))
+    trick = [(s, c) for s in range(n) for c in cards(played[s]) if c in trick_cards]
+    leader = seat("leader")
+    trick.sort(key=lambda item: (item[0] - leader) % n if leader is not None else item[0])
+    place = block("hand_place")
+    return {
+        "num_players": n,
+        "hand": cards(block("hand")),
+        "own_discard": one_card("own_discard"),
+        "turnup": one_card("turnup"),
+        "trump": SUIT_NAMES[int(np.argmax(block("trump")))],
+        "played": [cards(played[s]) for s in range(n)],
+        "trick": trick,
+        "led_card": one_card("led_card"),
+        "tricks_won": [int(round(x * TRICKS_TO_WIN)) for x in block("tricks_won")[:n]],
+        "to_act": seat("to_act"),
+        "leader": leader,
+        "dealer": seat("dealer"),
+        "robber": seat("robber"),
+        "declined": seat("declined"),
+        "voids": [[EFFECTIVE_SUIT_NAMES[v] for v in np.flatnonzero(voids[s] > 0.5)] for s in range(n)],
+        "jinker": seat("jinker"),
+        "own_concealed": bool(block("own_concealed")[0] > 0.5),
+        "phase": ("rob", "play", "jink", "done")[int(np.argmax(block("phase")))],
+        "trick_number": int(np.argmax(block("trick_number"))),
+        "teammates": [int(s) for s in np.flatnonzero(block("teammates") > 0.5)],
+        "pool": int(round(float(block("pool")[0]) * CHIP_SCALE)),
+        "chips": [int(round(x * CHIP_SCALE)) for x in block("chips")[:n]],
+        "hands_completed_fraction": float(place[0]),
+        "past_num_hands": bool(place[1] > 0.5),
+        "game_mode": bool(place[2] > 0.5),
+    }

@@ -3,6 +3,7 @@
 from .actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
 from .cards import card_index, card_str
 from .core import SpoilFiveCore
+from .env import env, raw_env
 from .observation import OBS_DIM, decode_observation
 from .rules import PRESETS, Rules
 
@@ -10,5 +11,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CLAIM", "DECLINE_ROB", "JINK", "NUM_ACTIONS", "OBS_DIM", "PRESETS", "ROB_FIRST", "Rules",
-    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation",
+    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation", "env", "raw_env",
 ]

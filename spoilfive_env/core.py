@@ -91,6 +91,14 @@ MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
 NUM_EFFECTIVE_SUITS = 5
 
+# Kinds of action, looked up from the action id in one gather.
+_PLAY, _ROB, _DECLINE, _CLAIM, _JINK, _IGNORED = range(6)
+_ACTION_KIND = np.full(A.NUM_ACTIONS, _PLAY, np.intp)
+_ACTION_KIND[A.ROB_FIRST: A.DECLINE_ROB] = _ROB
+_ACTION_KIND[A.DECLINE_ROB] = _DECLINE
+_ACTION_KIND[A.CLAIM] = _CLAIM
+_ACTION_KIND[A.JINK] = _JINK
+
 # Fields copied by :meth:`SpoilFiveCore.subset` and compared by tests.
 STATE_FIELDS = (
     "holder", "played_by", "trick_cards", "trick_pos", "led_card", "leader", "current",
@@ -260,8 +268,8 @@ class SpoilFiveCore:
             )
         mask = self._legal_mask()
         live = self.phase != PHASE_DONE
-        in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
-        legal = in_range & mask[self._all, np.clip(actions, 0, A.NUM_ACTIONS - 1)]
+        clipped = np.clip(actions, 0, A.NUM_ACTIONS - 1)
+        legal = (clipped == actions) & mask[self._all, clipped]
         bad = np.flatnonzero(live & ~legal)
         if len(bad):
             game = int(bad[0])
@@ -270,26 +278,24 @@ class SpoilFiveCore:
         rewards = np.zeros((self.batch_size, self.num_players), np.float32)
         episode_done = np.zeros(self.batch_size, bool)
 
-        is_play = live & (actions < A.ROB_FIRST)
-        concealing = is_play & (self.phase == PHASE_ROB)
-        is_rob = live & (actions >= A.ROB_FIRST) & (actions < A.DECLINE_ROB)
-        is_decline = live & (actions == A.DECLINE_ROB)
-        is_claim = live & (actions == A.CLAIM)
-        is_jink = live & (actions == A.JINK)
-
-        if is_rob.any() or is_decline.any():
-            self._apply_rob(np.flatnonzero(is_rob | is_decline), actions, is_rob)
-        if concealing.any():
-            self._apply_conceal(np.flatnonzero(concealing))
-        if is_jink.any():
-            g = np.flatnonzero(is_jink)
+        kind = np.where(live, _ACTION_KIND[clipped], _IGNORED)
+        present = np.bincount(kind, minlength=_IGNORED + 1)
+        if present[_ROB] or present[_DECLINE]:
+            robbing = (kind == _ROB) | (kind == _DECLINE)
+            self._apply_rob(np.flatnonzero(robbing), actions, kind == _ROB)
+        if present[_PLAY] and self.rules.conceal_ace_penalty:
+            concealing = (kind == _PLAY) & (self.phase == PHASE_ROB)
+            if concealing.any():
+                self._apply_conceal(np.flatnonzero(concealing))
+        if present[_JINK]:
+            g = np.flatnonzero(kind == _JINK)
             self.jinker[g] = self.current[g]
             self.phase[g] = PHASE_PLAY
-        if is_claim.any():
-            g = np.flatnonzero(is_claim)
+        if present[_CLAIM]:
+            g = np.flatnonzero(kind == _CLAIM)
             self._end_hand(g, self._side(self.current[g]), np.zeros(len(g), bool), rewards, episode_done)
-        if is_play.any():
-            self._apply_play(np.flatnonzero(is_play), actions, rewards, episode_done)
+        if present[_PLAY]:
+            self._apply_play(np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
         return rewards, episode_done
 
     def illegal_action_message(self, game: int, action: int) -> str:

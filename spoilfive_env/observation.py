@@ -95,8 +95,18 @@ SLICES, OBS_DIM = _slices()
 _START = {name: s.start for name, s in SLICES.items()}
 
 
+_SEAT_BLOCKS = ("to_act", "leader", "dealer", "robber", "declined", "jinker")
+_CARD_BLOCKS = ("own_discard", "turnup", "led_card")
+_BLOCK_STARTS = np.array([SLICES[name].start for name in (*_SEAT_BLOCKS, *_CARD_BLOCKS, "trump", "phase", "trick_number")],
+                         np.int16)[:, None]
+
+
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
-    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state."""
+    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
+
+    Every one-hot block is written by one scatter: a block with no value (seat or card -1)
+    writes a 0 into its own first column, which no other block touches.
+    """
     B, n = core.batch_size, core.num_players
     rows = core._all
     obs = np.zeros((B, OBS_DIM), np.float32)
@@ -104,50 +114,48 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     absolute = (seats16[:, None] + np.arange(n, dtype=np.int16)) % n  # (B, n) seat of relative k
     col = rows[:, None]
 
-    def one_hot_seat(name, seat_of_game):
-        seat_of_game = seat_of_game.astype(np.int16)
-        has = np.flatnonzero(seat_of_game >= 0)
-        obs[has, _START[name] + (seat_of_game[has] - seats16[has]) % n] = 1.0
-
-    def one_hot_card(name, card_of_game):
-        has = np.flatnonzero(card_of_game >= 0)
-        obs[has, _START[name] + card_of_game[has].astype(np.intp)] = 1.0
+    # One scatter for every one-hot block: rows of (column, value) pairs.
+    k_seat, k_card = len(_SEAT_BLOCKS), len(_CARD_BLOCKS)
+    values = np.empty((k_seat + k_card + 3, B), np.int16)
+    values[0] = np.where(core.phase != 3, core.current, -1)
+    values[1] = core.leader
+    values[2] = core.dealer
+    values[3] = core.robber
+    values[4] = core.declined_by
+    values[5] = core.jinker
+    values[6] = np.where(core.robber == seats, core.discard, -1)
+    values[7] = core.turnup
+    values[8] = core.led_card
+    values[9] = core.trump
+    values[10] = core.phase
+    values[11] = core.trick_number
+    present = values >= 0
+    columns = np.maximum(values, 0)
+    columns[:k_seat] = (columns[:k_seat] - seats16) % n * present[:k_seat]
+    columns += _BLOCK_STARTS
+    obs[rows, columns] = present
 
     obs[:, SLICES["hand"]] = core.holder == seats[:, None]
-    own_rob = np.where(core.robber == seats, core.discard, -1)
-    one_hot_card("own_discard", own_rob)
-    one_hot_card("turnup", core.turnup)
-    obs[rows, _START["trump"] + core.trump.astype(np.intp)] = 1.0
     played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
     played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]
     g, position = np.nonzero(core.trick_cards[:, :n] >= 0)
     obs[g, _START["trick_cards"] + core.trick_cards[g, position].astype(np.intp)] = 1.0
     obs[g, _START["trick_seats"] + (core.leader[g].astype(np.int16) + position - seats16[g]) % n] = 1.0
-    one_hot_card("led_card", core.led_card)
     obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won[col, absolute] / TRICKS_TO_WIN
-    live = core.phase != 3
-    one_hot_seat("to_act", np.where(live, core.current, -1))
-    one_hot_seat("leader", core.leader)
-    one_hot_seat("dealer", core.dealer)
-    one_hot_seat("robber", core.robber)
-    one_hot_seat("declined", core.declined_by)
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
     voids[:, :n] = core.void[col, absolute]
-    one_hot_seat("jinker", core.jinker)
     obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
-    obs[rows, _START["phase"] + core.phase.astype(np.intp)] = 1.0
-    obs[rows, _START["trick_number"] + core.trick_number.astype(np.intp)] = 1.0
     obs[:, _START["table_size"] + n - MIN_PLAYERS] = 1.0
     obs[:, _START["seat_present"]: _START["seat_present"] + n] = 1.0
     if core.rules.partnerships:  # teams alternate, so relative seat k is a teammate when k is even
         obs[:, _START["teammates"]: _START["teammates"] + n: 2] = 1.0
     obs[:, _START["pool"]] = core.pool / CHIP_SCALE
     obs[:, _START["chips"]: _START["chips"] + n] = core.chips[col, absolute] / CHIP_SCALE
-    place = SLICES["hand_place"]
     if core.mode == "game":
-        obs[:, place.start] = core.hand_index / core.rules.num_hands
-        obs[:, place.start + 1] = core.hand_index >= core.rules.num_hands
-        obs[:, place.start + 2] = 1.0
+        place = _START["hand_place"]
+        obs[:, place] = core.hand_index / core.rules.num_hands
+        obs[:, place + 1] = core.hand_index >= core.rules.num_hands
+        obs[:, place + 2] = 1.0
     return obs
 
 

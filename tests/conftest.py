@@ -1,0 +1,240 @@
+"""Shared helpers for driving scripted hands through the public AEC API (CONTRACT.md).
+
+Import them in a test module with ``from conftest import Deal, ScriptedHand`` (pytest puts
+``tests`` on the path, see pyproject.toml).
+
+A scenario script is a string of whitespace-separated tokens, read left to right:
+
+==============  ===========================================================================
+token           meaning
+==============  ===========================================================================
+``2:5H``        seat 2 is to act and plays the 5 of hearts
+``2:rob:3C``    seat 2 robs the turn-up, discarding the 3 of clubs
+``2:decline``   seat 2 declines to rob; likewise ``2:claim`` and ``2:jink``
+``2?5H,JD``     seat 2 is to act and its legal actions are exactly these. Items: a card
+                (play it), ``*`` (play any card of the seat's hand), ``decline``, ``claim``,
+                ``jink``, and ``rob`` (rob discarding any card of the hand; discarding the
+                ace of trumps itself may be offered or not). No item for rob: no rob offered.
+``>1``          the trick just completed was won by seat 1: seat 1 acts next
+``|``           the outcome is decided here: the engine may end the hand (RULES.md); if it
+                did, the remaining tokens are skipped
+==============  ===========================================================================
+
+Besides what a script asks, every step checks the invariants below, so a scenario also
+checks them throughout its hand:
+
+* the action mask is an int8 array of shape (107,) and its playable cards lie in the acting
+  seat's hand, as tracked here from the deal, the plays and the robs (so a rob's discard
+  never comes back and the robber holds the turn-up);
+* a seat offered a rob that plays a card instead is only allowed to under
+  ``conceal_ace_penalty`` (nobody gets a rob offer the script does not answer).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST
+from spoilfive_env.cards import NUM_CARDS, NUM_RANKS, card_index, card_str
+
+SPECIAL_ACTIONS = {"decline": DECLINE_ROB, "claim": CLAIM, "jink": JINK}
+SPECIAL_NAMES = {value: name for name, value in SPECIAL_ACTIONS.items()}
+
+
+def make_env(num_players: int, reward: str = "chips", mode: str = "hand", **rules):
+    """The public AEC environment, imported late so card tests run without it."""
+    from spoilfive_env import env
+
+    return env(num_players=num_players, reward=reward, mode=mode, **rules)
+
+
+def parse_action(text: str) -> int:
+    """``"5H"`` -> play, ``"rob:3C"`` -> rob discarding 3C, ``"decline"``/``"claim"``/``"jink"``."""
+    if text in SPECIAL_ACTIONS:
+        return SPECIAL_ACTIONS[text]
+    if text.startswith("rob:"):
+        return ROB_FIRST + card_index(text[4:])
+    return card_index(text)
+
+
+def cards_text(cards) -> str:
+    return "{" + ", ".join(card_str(int(c)) for c in sorted(cards)) + "}"
+
+
+def mask_text(mask) -> str:
+    legal = np.flatnonzero(mask)
+    parts = [card_str(int(a)) for a in legal if a < ROB_FIRST]
+    parts += [f"rob:{card_str(int(a) - ROB_FIRST)}" for a in legal if ROB_FIRST <= a < DECLINE_ROB]
+    parts += [SPECIAL_NAMES[int(a)] for a in legal if a >= DECLINE_ROB]
+    return "[" + " ".join(parts) + "]"
+
+
+@dataclass
+class Deal:
+    """A fixed deal: one string of five cards per seat, the turn-up, the dealer."""
+
+    hands: list[str]
+    turnup: str
+    dealer: int | None = None  # default: the last seat, so seat 0 is eldest
+
+    @property
+    def num_players(self) -> int:
+        return len(self.hands)
+
+    def options(self, pool: int = 0) -> dict:
+        dealer = self.num_players - 1 if self.dealer is None else self.dealer
+        return {"dealer": dealer, "hands": [h.split() for h in self.hands],
+                "turnup": self.turnup, "pool": pool}
+
+
+@dataclass
+class ScriptedHand:
+    """Drives one env through a script, tracking hands and summing every step's rewards."""
+
+    deal: Deal
+    rules: dict = field(default_factory=dict)
+    reward: str = "chips"
+    mode: str = "hand"
+    pool: int = 0
+    seed: int = 0
+
+    def __post_init__(self):
+        n = self.deal.num_players
+        self.env = make_env(n, reward=self.reward, mode=self.mode, **self.rules)
+        self.env.reset(seed=self.seed, options=self.deal.options(self.pool))
+        self.hands = [{card_index(c) for c in h.split()} for h in self.deal.hands]
+        self.turnup = card_index(self.deal.turnup)
+        self.trump = self.turnup // NUM_RANKS
+        self.ace_of_trumps = NUM_RANKS * self.trump
+        self.totals = np.zeros(n)
+        self.trick_len = 0
+        self.tricks_done = 0
+        self.log: list[str] = []
+        self.conceal = bool(self.rules.get("conceal_ace_penalty", False))
+
+    # -------------------------------------------------------------- state
+    @property
+    def n(self) -> int:
+        return self.deal.num_players
+
+    def done(self) -> bool:
+        e = self.env
+        if not e.agents:
+            return True
+        return all(e.terminations.get(a, False) or e.truncations.get(a, False) for a in e.agents)
+
+    def seat(self) -> int:
+        return int(self.env.agent_selection.split("_")[1])
+
+    def mask(self) -> np.ndarray:
+        return self.env.observe(self.env.agent_selection)["action_mask"]
+
+    def where(self) -> str:
+        return f"after [{' '.join(self.log)}]"
+
+    # -------------------------------------------------------------- acting
+    def expect_actor(self, seat: int):
+        assert not self.done(), f"hand ended early, {self.where()}; rewards {self.totals.tolist()}"
+        assert self.env.agent_selection == f"player_{seat}", (
+            f"expected player_{seat} to act, got {self.env.agent_selection}, {self.where()}")
+
+    def act(self, seat: int, action: int):
+        self.expect_actor(seat)
+        mask = self.mask()
+        self.check_invariants(seat, mask, action)
+        try:
+            self.env.step(action)
+        except ValueError as error:
+            pytest.fail(f"player_{seat} action {action} refused {self.where()}; "
+                        f"legal {mask_text(mask)}: {error}")
+        for i in range(self.n):
+            self.totals[i] += self.env.rewards.get(f"player_{i}", 0.0)
+        if action < ROB_FIRST:
+            self.hands[seat].discard(action)
+            self.trick_len += 1
+            if self.trick_len == self.n:
+                self.trick_len = 0
+                self.tricks_done += 1
+        elif action < DECLINE_ROB:
+            self.hands[seat].discard(action - ROB_FIRST)
+            self.hands[seat].add(self.turnup)
+
+    def check_invariants(self, seat: int, mask: np.ndarray, action: int):
+        assert isinstance(mask, np.ndarray) and mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,), (
+            f"action_mask must be int8 (107,), got {getattr(mask, 'dtype', None)} "
+            f"{getattr(mask, 'shape', None)}")
+        plays = {int(a) for a in np.flatnonzero(mask[:NUM_CARDS])}
+        assert plays <= self.hands[seat], (
+            f"player_{seat} may play {cards_text(plays - self.hands[seat])} not in its hand "
+            f"{cards_text(self.hands[seat])}, {self.where()}")
+        rob_offered = mask[ROB_FIRST:DECLINE_ROB + 1].any()
+        if rob_offered and action < ROB_FIRST:
+            assert self.conceal, (
+                f"player_{seat} was offered a rob {mask_text(mask)} but the script plays a card; "
+                f"only conceal_ace_penalty allows that, {self.where()}")
+
+    def check_legal(self, seat: int, items: str):
+        self.expect_actor(seat)
+        mask = self.mask()
+        hand = self.hands[seat]
+        plays, specials, rob = set(), set(), False
+        for item in items.split(","):
+            if item == "*":
+                plays |= hand
+            elif item == "rob":
+                rob = True
+            elif item in SPECIAL_ACTIONS:
+                specials.add(SPECIAL_ACTIONS[item])
+            else:
+                plays.add(card_index(item))
+        legal = np.flatnonzero(mask)
+        got_plays = {int(a) for a in legal if a < ROB_FIRST}
+        got_robs = {int(a) - ROB_FIRST for a in legal if ROB_FIRST <= a < DECLINE_ROB}
+        got_specials = {int(a) for a in legal if a >= DECLINE_ROB}
+        context = f"player_{seat} legal {mask_text(mask)}, expected {items}, {self.where()}"
+        assert got_plays == plays, (
+            f"playable cards {cards_text(got_plays)} != expected {cards_text(plays)}: {context}")
+        assert got_specials == specials, context
+        if rob:
+            assert hand - {self.ace_of_trumps} <= got_robs <= hand, (
+                f"rob should offer every discard of {cards_text(hand)}: {context}")
+        else:
+            assert not got_robs, f"no rob expected: {context}"
+
+    def check_trick_winner(self, seat: int):
+        assert self.trick_len == 0 and self.tricks_done > 0, (
+            f"'>{seat}' placed mid-trick, {self.where()}")
+        if self.done():
+            return
+        assert self.env.agent_selection == f"player_{seat}", (
+            f"trick {self.tricks_done} should go to player_{seat}; "
+            f"{self.env.agent_selection} acts next, {self.where()}")
+
+    # -------------------------------------------------------------- scripts
+    def run(self, script: str, until_done: bool = True):
+        """Play a script; with ``until_done`` the hand (or episode) must end at its last token."""
+        decided = False
+        for token in script.split():
+            if decided and self.done():
+                break
+            if token == "|":
+                decided = True
+            elif m := re.fullmatch(r"(\d+):(\S+)", token):
+                self.act(int(m[1]), parse_action(m[2]))
+            elif m := re.fullmatch(r"(\d+)\?(\S+)", token):
+                self.check_legal(int(m[1]), m[2])
+            elif m := re.fullmatch(r">(\d+)", token):
+                self.check_trick_winner(int(m[1]))
+            else:
+                raise AssertionError(f"bad script token {token!r}")
+            self.log.append(token)
+        if until_done:
+            assert self.done(), f"hand should be over {self.where()}; player_{self.seat()} to act"
+        else:
+            assert not self.done(), f"hand ended early {self.where()}"
+        return self
+

@@ -1,0 +1,117 @@
+"""Cards, actions and rules options: the parts of CONTRACT.md and RULES.md that are plain data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import spoilfive_env
+from spoilfive_env import actions
+from spoilfive_env.cards import card_index, card_str
+from spoilfive_env.rules import PRESETS, Rules
+
+RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
+
+
+# ---------------------------------------------------------------------------- cards
+def test_public_helpers_are_exported():
+    assert spoilfive_env.card_index("5H") == 30
+    assert spoilfive_env.card_str(30) == "5H"
+
+
+def test_round_trip_all_52():
+    texts = [card_str(i) for i in range(52)]
+    assert len(set(texts)) == 52
+    for i, text in enumerate(texts):
+        assert card_index(text) == i, text
+    assert texts == [rank + suit for suit in "CDHS" for rank in RANKS]
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("AC", 0), ("5H", 30), ("AH", 26), ("KS", 51), ("10S", 48), ("AD", 13), ("2C", 1),
+    ("JD", 23), ("QH", 37), ("10C", 9),
+])
+def test_contract_indices(text, index):
+    assert card_index(text) == index
+    assert card_str(index) == text
+
+
+@pytest.mark.parametrize(("text", "canonical"), [
+    ("TD", "10D"), ("td", "10D"), ("Ts", "10S"), ("5h", "5H"), ("as", "AS"), ("kC", "KC"),
+    ("5♥", "5H"), ("10♠", "10S"), ("A♣", "AC"), ("K♦", "KD"), ("T♥", "10H"), ("j♦", "JD"),
+])
+def test_other_spellings_accepted(text, canonical):
+    assert card_index(text) == card_index(canonical)
+
+
+@pytest.mark.parametrize("text", ["ZZ", "11H", "5X", "H5", "1H", "10", "AHH", "", "0S", "JOKER"])
+def test_bad_card_strings_raise_naming_the_string(text):
+    with pytest.raises(ValueError) as info:
+        card_index(text)
+    assert repr(text) in str(info.value) or (text and text in str(info.value)), str(info.value)
+
+
+@pytest.mark.parametrize("index", [-1, 52, 100])
+def test_bad_card_index_raises(index):
+    with pytest.raises(ValueError, match=str(index)):
+        card_str(index)
+
+
+# ---------------------------------------------------------------------------- actions
+def test_action_table():
+    assert (actions.PLAY_FIRST, actions.ROB_FIRST, actions.DECLINE_ROB, actions.CLAIM, actions.JINK) == (
+        0, 52, 104, 105, 106)
+    assert actions.NUM_ACTIONS == 107
+
+
+# ---------------------------------------------------------------------------- rules
+def test_defaults_match_rules_md():
+    rules = Rules()
+    assert (rules.num_players, rules.starting_chips, rules.ante, rules.spoil_ante, rules.dealer_ante,
+            rules.jink_bonus, rules.allow_jink, rules.conceal_ace_penalty, rules.num_hands,
+            rules.max_hands, rules.partnerships) == (4, 20, 1, 1, 0, 2, True, False, 10, 50, False)
+
+
+@pytest.mark.parametrize(("preset", "values"), [
+    ("default", {"ante": 1, "spoil_ante": 1, "dealer_ante": 0, "jink_bonus": 2}),
+    ("hoyle", {"ante": 2, "spoil_ante": 1, "dealer_ante": 1, "jink_bonus": 1}),
+    ("dealer_feeds", {"ante": 1, "spoil_ante": 0, "dealer_ante": 1, "jink_bonus": 2}),
+])
+def test_presets(preset, values):
+    rules = Rules.preset(preset)
+    assert {name: getattr(rules, name) for name in values} == values
+    assert preset in PRESETS
+    assert rules.num_players == 4 and rules.allow_jink and not rules.partnerships
+
+
+def test_preset_overrides_and_unknown_preset():
+    assert Rules.preset("hoyle", num_players=6).num_players == 6
+    with pytest.raises(ValueError, match="nosuch"):
+        Rules.preset("nosuch")
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"num_players": 1}, ["num_players", "1", "2", "10"]),
+    ({"num_players": 11}, ["num_players", "11", "2", "10"]),
+    ({"num_players": 5, "partnerships": True}, ["partnerships", "5"]),
+    ({"ante": -1}, ["ante", "-1"]),
+    ({"jink_bonus": -2}, ["jink_bonus", "-2"]),
+    ({"bogus": 3}, ["bogus"]),
+])
+def test_rules_validation_says_what_is_wrong(options, words):
+    with pytest.raises(ValueError) as info:
+        Rules.from_options(**options)
+    message = str(info.value)
+    for word in words:
+        assert word in message, f"{word!r} missing from {message!r}"
+
+
+@pytest.mark.parametrize("num_players", [4, 6])
+def test_partnership_table_sizes_allowed(num_players):
+    assert Rules(num_players=num_players, partnerships=True).partnerships
+
+
+def test_rules_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Rules().ante = 5

@@ -589,7 +589,10 @@ class SpoilFiveCore:
         if self.reward_mode == "chips":
             rewards[e] = chips_change
         else:
-            pool_change = (self.pool[e] - self.pool_at_hand_start[e]).astype(np.float32)
+            # A remainder left in the pool when a game ends is paid to nobody: it no longer
+            # counts as anyone's share, so a game's equity sums to its chip change.
+            pool_after = np.where(over & (self.mode == "game"), 0, self.pool[e])
+            pool_change = (pool_after - self.pool_at_hand_start[e]).astype(np.float32)
             rewards[e] = chips_change + pool_change[:, None] / n
         finished = e[over]
         self.phase[finished] = PHASE_DONE

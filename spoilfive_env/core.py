@@ -499,7 +499,10 @@ class SpoilFiveCore:
         t = np.flatnonzero((led_suit == TRUMP) & (card_suit != TRUMP))
         if len(t):
             gt, st = g[t], seat[t]
-            hideable = (self.privileged[gt] & (self.strength[gt] > self.strength[gt, led[t]][:, None])
+            # The public tables, not the game's own: a concealed ace is known only to its holder.
+            trump = self.trump[gt]
+            strength = STRENGTH[trump]
+            hideable = (PRIVILEGED[trump] & (strength > strength[np.arange(len(gt)), led[t]][:, None])
                         & (self.played_by[gt] == -1))
             turnup = self.turnup[gt]
             turnup_elsewhere = self.robber[gt] != st  # on the table, or in the robber's hand

@@ -32,7 +32,7 @@ from pettingzoo.utils import wrappers
 
 from .actions import NUM_ACTIONS, action_str
 from .cards import SUIT_SYMBOLS, card_index, card_str
-from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
+from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore, validate_deal
 from .observation import OBS_DIM, SLICES
 from .rules import make_rules
 
@@ -97,6 +97,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None):
         deal = self._parse_options(options or {})
+        if "hands" in deal:  # refuse a bad deal before anything changes, the generator included
+            validate_deal(deal["hands"], deal["turnups"], self.rules.num_players, 1)
         if seed is not None:
             self.core.rng = np.random.default_rng(seed)
         self.core.reset(**deal)

@@ -27,7 +27,8 @@ block               size     coding
                              (C, D, H, S, trumps), proven from public plays only
 ``jinker``          10       one-hot relative seat playing on for all five
 ``own_concealed``   1        the viewer played to trick 1 without announcing his ace
-``phase``           4        one-hot: rob, play, jink, done
+``phase``           4        one-hot: rob, play, jink, done (another seat's turn to
+                             rob an ordinary turn-up shows as play: it would name him)
 ``trick_number``    6        one-hot tricks completed, 0-5
 ``table_size``      9        one-hot number of players, 2-10
 ``seat_present``    10       1 for relative seats that exist at this table
@@ -127,7 +128,9 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     values[7] = core.turnup
     values[8] = core.led_card
     values[9] = core.trump
-    values[10] = core.phase
+    # The ace holder's turn to rob is shown as play to the others: it would name the holder.
+    others_rob = (core.phase == 0) & (core.current != seats) & (core.turnup % 13 != 0)
+    values[10] = np.where(others_rob, 1, core.phase)
     values[11] = core.trick_number
     present = values >= 0
     columns = np.maximum(values, 0)

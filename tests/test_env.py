@@ -1,0 +1,426 @@
+"""The PettingZoo AEC environment: PettingZoo's own test kit, the public contract, bad input.
+
+CONTRACT.md fixes: ``env(num_players, render_mode, mode, reward, **rules)``; agents
+``player_0 ... player_{n-1}``; ``observe`` gives ``{"observation", "action_mask" (int8, 107)}``;
+``reset(seed, options)`` with a fixed deal; illegal actions and impossible deals raise
+``ValueError`` and change nothing; rewards ``"equity"`` and ``"chips"``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import spoilfive_env
+from spoilfive_env import OBS_DIM, card_index, card_str, env, raw_env, spoil_five_v0
+from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, action_str
+from spoilfive_env.rules import Rules
+
+ALL_SIZES = range(2, 11)
+
+
+def random_policy(seed):
+    rng = np.random.default_rng(seed)
+
+    def act(observation, termination, truncation):
+        if termination or truncation:
+            return None
+        return int(rng.choice(np.flatnonzero(observation["action_mask"])))
+
+    return act
+
+
+def play_out(game, seed=0):
+    """Play the episode to the end with random legal actions.
+
+    Returns the total reward per agent and the infos given when the episode ended (agents
+    are removed, with their infos, as they take their last ``step(None)``).
+    """
+    act = random_policy(seed)
+    totals = {agent: 0.0 for agent in game.possible_agents}
+    final_infos = {}
+    for agent in game.agent_iter():
+        observation, _, termination, truncation, _ = game.last()
+        live = not (termination or truncation)
+        game.step(act(observation, termination, truncation))
+        if live:
+            for name, reward in game.rewards.items():
+                totals[name] += reward
+            if all(game.terminations.values()):
+                final_infos = {name: dict(info) for name, info in game.infos.items()}
+    return totals, final_infos
+
+
+def snapshot(game):
+    """Everything an agent can see: observations and masks of all agents, selection, rewards."""
+    return (
+        game.agent_selection,
+        {a: {k: v.copy() for k, v in game.observe(a).items()} for a in game.possible_agents},
+        dict(game.rewards), dict(game.terminations), dict(game._cumulative_rewards),
+    )
+
+
+def assert_same_snapshot(first, second):
+    assert first[0] == second[0]
+    for agent, view in first[1].items():
+        for key, value in view.items():
+            np.testing.assert_array_equal(value, second[1][agent][key])
+    assert first[2:] == second[2:]
+
+
+# ---------------------------------------------------------------- PettingZoo's test kit
+
+
+@pytest.mark.parametrize("num_players", ALL_SIZES)
+def test_pettingzoo_api_test(num_players):
+    api_test(env(num_players=num_players), num_cycles=200)
+
+
+@pytest.mark.parametrize("num_players", [2, 5, 10])
+def test_pettingzoo_api_test_game_mode(num_players):
+    api_test(env(num_players=num_players, mode="game", reward="chips"), num_cycles=200)
+
+
+@pytest.mark.parametrize("num_players", ALL_SIZES)
+def test_pettingzoo_seed_test(num_players):
+    seed_test(functools.partial(env, num_players=num_players), num_cycles=200)
+
+
+def test_pettingzoo_seed_test_game_mode():
+    seed_test(functools.partial(env, num_players=4, mode="game"), num_cycles=100)
+
+
+@pytest.mark.parametrize("num_players", ALL_SIZES)
+def test_pettingzoo_render_test(num_players, capsys):
+    render_test(functools.partial(env, num_players=num_players))
+    assert "Spoil Five" in capsys.readouterr().out  # "human" prints
+
+
+def test_render_ansi_shows_the_table_and_only_the_viewers_hand():
+    game = env(num_players=3, render_mode="ansi")
+    game.reset(options={"dealer": 2, "turnup": "KS",
+                        "hands": [["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
+                                  ["2D", "3D", "4D", "6D", "7D"]]})
+    text = game.render()
+    assert isinstance(text, str)
+    assert "pool 3" in text and "♠" in text and "K♠" in text
+    assert "5♠" in text and "2♣" not in text  # player_0 acts: only his hand is shown
+    game.step(card_index("5S"))
+    text = game.render()
+    assert "5♠" in text  # now in the trick
+    assert "2♣" in text and "J♠" not in text  # player_1's turn and hand
+
+
+def test_render_without_mode_warns_and_returns_none():
+    game = env(num_players=3)
+    game.reset(seed=0)
+    assert game.render() is None
+
+
+# ---------------------------------------------------------------- the contract
+
+
+def test_metadata_agents_and_spaces():
+    game = env(num_players=5)
+    assert game.metadata["name"] == "spoil_five_v0"
+    assert "ansi" in game.metadata["render_modes"] and "human" in game.metadata["render_modes"]
+    game.reset(seed=0)
+    assert game.possible_agents == [f"player_{i}" for i in range(5)]
+    assert game.agents == game.possible_agents
+    for agent in game.possible_agents:
+        assert game.observation_space(agent) is game.observation_space(agent)
+        assert game.action_space(agent) is game.action_space(agent)
+        assert game.action_space(agent).n == NUM_ACTIONS
+        assert game.observation_space(agent)["observation"].shape == (OBS_DIM,)
+        assert game.observation_space(agent)["action_mask"].dtype == np.int8
+    assert game.unwrapped.agent_name_mapping == {f"player_{i}": i for i in range(5)}
+
+
+def test_versioned_entry_point_and_exports():
+    game = spoil_five_v0.env()
+    game.reset(seed=1)
+    assert len(game.agents) == 4
+    assert isinstance(spoil_five_v0.raw_env(num_players=3), raw_env)
+    assert spoilfive_env.env is env and spoilfive_env.raw_env is raw_env
+    assert card_index("5H") == 30 and card_str(30) == "5H"
+
+
+@pytest.mark.parametrize("num_players", [2, 6, 10])
+def test_observations_are_int8_masks_float_vectors_and_fresh_copies(num_players):
+    game = env(num_players=num_players)
+    game.reset(seed=4)
+    act = random_policy(4)
+    for agent in game.agent_iter():
+        observation, _, termination, truncation, _ = game.last()
+        assert observation["action_mask"].dtype == np.int8 and observation["action_mask"].shape == (NUM_ACTIONS,)
+        assert observation["observation"].dtype == np.float32 and observation["observation"].shape == (OBS_DIM,)
+        again = game.observe(agent)
+        observation["observation"][:] = -7.0
+        observation["action_mask"][:] = 1
+        fresh = game.observe(agent)
+        np.testing.assert_array_equal(fresh["observation"], again["observation"])
+        np.testing.assert_array_equal(fresh["action_mask"], again["action_mask"])
+        if not (termination or truncation):
+            assert fresh["action_mask"].any()
+            others = [a for a in game.agents if a != agent]
+            assert not any(game.observe(a)["action_mask"].any() for a in others)  # only the actor may act
+        game.step(act(fresh, termination, truncation))
+
+
+def test_reset_seed_is_deterministic_and_unseeded_resets_differ():
+    first, second = env(num_players=4), env(num_players=4)
+    first.reset(seed=123)
+    second.reset(seed=123)
+    assert_same_snapshot(snapshot(first), snapshot(second))
+    assert play_out(first, seed=1) == play_out(second, seed=1)
+    first.reset(seed=123)
+    second.reset(seed=124)
+    views = [np.concatenate([g.observe(a)["observation"] for a in g.possible_agents]) for g in (first, second)]
+    assert not np.array_equal(*views)
+    deals = set()
+    for _ in range(5):
+        first.reset()
+        deals.add(first.observe("player_0")["observation"].tobytes())
+    assert len(deals) > 1
+
+
+def test_reset_keeps_the_rules():
+    game = env(num_players=6, preset="hoyle", allow_jink=False)
+    game.reset(seed=0)
+    game.reset(seed=1)
+    rules = game.unwrapped.rules
+    assert rules == Rules.preset("hoyle", num_players=6, allow_jink=False)
+    assert game.unwrapped.core.rules is rules
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def fixed_deal():
+    return {"dealer": 2, "turnup": "KS",
+            "hands": [["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
+                      ["2D", "3D", "4D", "6D", "7D"]]}
+
+
+@pytest.mark.parametrize("action", [card_index("2C"), card_index("AS"), DECLINE_ROB, CLAIM, JINK, 52, 107, -1,
+                                    3.0, "5S", None, True, np.int64(200)])
+def test_illegal_action_raises_naming_action_agent_and_legal_ones_and_changes_nothing(action):
+    game = env(num_players=3)
+    game.reset(options=fixed_deal())
+    before = snapshot(game)
+    with pytest.raises(ValueError) as error:
+        game.step(action)
+    message = str(error.value)
+    assert repr(action) in message or str(action) in message
+    assert "player_0" in message
+    for legal in np.flatnonzero(game.observe("player_0")["action_mask"]):
+        assert str(legal) in message and action_str(legal) in message
+    assert_same_snapshot(before, snapshot(game))
+    game.step(card_index("5S"))  # the game goes on normally
+    assert game.agent_selection == "player_1"
+
+
+def test_illegal_action_later_in_the_hand():
+    game = env(num_players=3)
+    game.reset(options=fixed_deal())
+    for card in ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D"):
+        game.step(card_index(card))
+    assert game.observe("player_0")["action_mask"][[CLAIM, JINK]].all()
+    before = snapshot(game)
+    with pytest.raises(ValueError, match="claim"):
+        game.step(card_index("KC"))  # must choose claim or jink first
+    assert_same_snapshot(before, snapshot(game))
+
+
+BAD_DEALS = {
+    "duplicate in hands": ({"hands": [["5S", "JS", "AH", "KC", "KD"], ["5S", "3C", "4C", "6C", "7C"],
+                                      ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "5S"),
+    "turn-up also dealt": ({"hands": fixed_deal()["hands"], "turnup": "KD"}, "KD"),
+    "four cards": ({"hands": [["5S", "JS", "AH", "KC"], ["2C", "3C", "4C", "6C", "7C"],
+                              ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "5"),
+    "six cards": ({"hands": [["5S", "JS", "AH", "KC", "KD", "QD"], ["2C", "3C", "4C", "6C", "7C"],
+                             ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "5"),
+    "too few seats": ({"hands": fixed_deal()["hands"][:2], "turnup": "KS"}, "3"),
+    "unknown card": ({"hands": [["5S", "JS", "AH", "KC", "ZZ"], ["2C", "3C", "4C", "6C", "7C"],
+                                ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "ZZ"),
+    "card index out of range": ({"hands": [[52, "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
+                                           ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "52"),
+    "bad turn-up": ({"hands": fixed_deal()["hands"], "turnup": "1S"}, "1S"),
+    "hands without turn-up": ({"hands": fixed_deal()["hands"]}, "turnup"),
+    "turn-up without hands": ({"turnup": "KS"}, "hands"),
+    "hand as one string": ({"hands": ["5S JS AH KC KD", "2C 3C 4C 6C 7C", "2D 3D 4D 6D 7D"], "turnup": "KS"},
+                           "5 cards"),
+    "dealer out of range": ({"dealer": 3}, "dealer"),
+    "negative pool": ({"pool": -1}, "pool"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_DEALS))
+def test_impossible_deal_raises_and_changes_nothing(name):
+    options, fragment = BAD_DEALS[name]
+    game = env(num_players=3)
+    game.reset(seed=5)
+    game.step(int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0]))
+    before = snapshot(game)
+    rng_state = game.unwrapped.core.rng.bit_generator.state
+    with pytest.raises(ValueError) as error:
+        game.reset(seed=9, options=options)
+    assert fragment in str(error.value)
+    assert_same_snapshot(before, snapshot(game))
+    assert game.unwrapped.core.rng.bit_generator.state == rng_state
+
+
+def test_seeded_reset_with_a_duplicate_card_keeps_the_generator():
+    game = env(num_players=3)
+    game.reset(seed=5)
+    rng_state = game.unwrapped.core.rng.bit_generator.state
+    with pytest.raises(ValueError, match="more than once"):
+        game.reset(seed=9, options=BAD_DEALS["duplicate in hands"][0])
+    assert game.unwrapped.core.rng.bit_generator.state == rng_state
+
+
+def test_fixed_deal_is_dealt_as_given():
+    game = env(num_players=3)
+    game.reset(options={**fixed_deal(), "pool": 4})
+    view = spoilfive_env.decode_observation(game.observe("player_1")["observation"])
+    assert view["hand"] == ["2C", "3C", "4C", "6C", "7C"]
+    assert view["turnup"] == "KS" and view["trump"] == "spades"
+    assert view["dealer"] == 1 and view["to_act"] == 2  # relative to player_1: dealer 2, eldest 0
+    assert view["pool"] == 4 + 3  # the carried pool plus a spoil ante of 1 each
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({"foo": 1}, "foo"), ({"num_player": 3}, "num_player"), ({"num_players": 11}, "11"),
+    ({"num_players": 1}, "2 to 10"), ({"preset": "nope"}, "hoyle"), ({"mode": "match"}, "game"),
+    ({"reward": "points"}, "equity"), ({"render_mode": "rgb_array"}, "ansi"),
+    ({"partnerships": True, "num_players": 5}, "4 or 6"), ({"ante": -1}, "ante"),
+    ({"allow_jink": "yes"}, "allow_jink"), ({"max_hands": 3}, "num_hands"),
+])
+def test_bad_constructor_arguments_raise(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        env(**kwargs)
+
+
+def test_unknown_option_lists_the_allowed_ones():
+    with pytest.raises(ValueError) as error:
+        env(foo=1)
+    message = str(error.value)
+    for option in ("starting_chips", "ante", "spoil_ante", "dealer_ante", "jink_bonus", "allow_jink",
+                   "conceal_ace_penalty", "num_hands", "max_hands", "partnerships", "preset"):
+        assert option in message
+
+
+@pytest.mark.parametrize("text", ["", "ZZ", "11H", "5X", "H5", "10", "5HH", "A♥♥"])
+def test_bad_card_strings_raise_naming_the_string(text):
+    with pytest.raises(ValueError) as error:
+        card_index(text)
+    assert repr(text) in str(error.value)
+
+
+@pytest.mark.parametrize("value", [52, -1, 3.0, "5H", True])
+def test_bad_card_indices_raise(value):
+    with pytest.raises(ValueError):
+        card_str(value)
+
+
+def test_card_text_forms():
+    assert [card_index(t) for t in ("AC", "5H", "AH", "KS", "10s", "TD", "t♦", "a♥", " 5h ")] == \
+        [0, 30, 26, 51, 48, 22, 22, 26, 30]
+    assert card_str(48) == "10S" and card_str(26, symbols=True) == "A♥"
+
+
+# ---------------------------------------------------------------- rewards
+
+
+def play_cards(game, *moves):
+    for move in moves:
+        game.step({"claim": CLAIM, "jink": JINK, "decline": DECLINE_ROB}.get(move) or card_index(move))
+
+
+TRUMPS_FIRST = ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D")
+
+
+@pytest.mark.parametrize("reward", ["equity", "chips"])
+@pytest.mark.parametrize("pool", [0, 6])
+def test_claimed_pool_rewards(reward, pool):
+    game = env(num_players=3, reward=reward)
+    game.reset(options={**fixed_deal(), "pool": pool})
+    P = pool + 3
+    play_cards(game, *TRUMPS_FIRST, "claim")
+    assert all(game.terminations.values())
+    rewards = [game.rewards[f"player_{i}"] for i in range(3)]
+    if reward == "equity":
+        assert rewards == pytest.approx([P * 2 / 3, -P / 3, -P / 3])
+    else:
+        assert rewards == pytest.approx([P - 1, -1, -1])
+    assert game.infos["player_1"]["winner"] == 0 and game.infos["player_1"]["pool"] == 0
+
+
+@pytest.mark.parametrize("reward", ["equity", "chips"])
+def test_successful_jink_rewards(reward):
+    game = env(num_players=3, reward=reward)
+    game.reset(options=fixed_deal())
+    play_cards(game, *TRUMPS_FIRST, "jink", "KC", "6C", "6D", "KD", "7C", "7D")
+    assert all(game.terminations.values())
+    rewards = [game.rewards[f"player_{i}"] for i in range(3)]
+    if reward == "equity":
+        assert rewards == pytest.approx([3 * 2 / 3 + 4, -1 - 2, -1 - 2])
+    else:
+        assert rewards == pytest.approx([3 - 1 + 4, -1 - 2, -1 - 2])
+    assert sum(rewards) == pytest.approx(0.0)  # the pool was empty before and after
+
+
+@pytest.mark.parametrize("reward", ["equity", "chips"])
+def test_failed_jink_spoils(reward):
+    game = env(num_players=3, reward=reward)
+    hands = [["5S", "JS", "AH", "8C", "8D"], ["2C", "3C", "4C", "6C", "7C"], ["2D", "3D", "4D", "6D", "7D"]]
+    game.reset(options={"dealer": 2, "turnup": "KS", "hands": hands})
+    play_cards(game, *TRUMPS_FIRST, "jink", "8C", "6C", "6D")  # 6C beats 8C: low in black
+    assert all(game.terminations.values())
+    assert game.infos["player_0"]["winner"] == -1 and game.infos["player_0"]["pool"] == 3
+    rewards = [game.rewards[f"player_{i}"] for i in range(3)]
+    assert rewards == pytest.approx([0, 0, 0] if reward == "equity" else [-1, -1, -1])
+
+
+@pytest.mark.parametrize("reward", ["equity", "chips"])
+def test_natural_spoil_rewards(reward):
+    """Random 6-player hands until one spoils without a jink: equity 0, chips minus the ante."""
+    game = env(num_players=6, reward=reward)
+    for seed in range(50):
+        game.reset(seed=seed)
+        totals, infos = play_out(game, seed=seed)
+        info = infos["player_0"]
+        if info["winner"] == -1:
+            break
+    else:
+        pytest.fail("no spoiled hand in 50 random 6-player hands")
+    assert max(info["tricks"]) < 3 and info["pool"] == 6
+    rewards = [totals[a] for a in game.possible_agents]
+    assert rewards == pytest.approx([0.0] * 6 if reward == "equity" else [-1.0] * 6)
+
+
+@pytest.mark.parametrize("reward", ["equity", "chips"])
+@pytest.mark.parametrize("num_players", [2, 4, 7])
+def test_game_mode_rewards_sum_to_the_final_chip_change(reward, num_players):
+    game = env(num_players=num_players, mode="game", reward=reward, num_hands=3, max_hands=6)
+    game.reset(seed=num_players)
+    totals, infos = play_out(game, seed=num_players)
+    info = infos["player_0"]
+    change = [chips - 20 for chips in info["chips"]]
+    pool_share = info["pool"] / num_players if reward == "equity" else 0.0
+    assert [totals[a] for a in game.possible_agents] == pytest.approx([c + pool_share for c in change])
+    assert sum(info["chips"]) + info["pool"] == 20 * num_players
+
+
+def test_hand_mode_episode_is_one_hand_and_game_mode_several():
+    hand = env(num_players=4)
+    hand.reset(seed=2)
+    play_out(hand)
+    assert hand.unwrapped.core.hand_index[0] == 1
+    game = env(num_players=4, mode="game", num_hands=3, max_hands=5)
+    game.reset(seed=2)
+    play_out(game)
+    assert 3 <= game.unwrapped.core.hand_index[0] <= 5

@@ -1,0 +1,21 @@
+"""Docstring examples are part of the documentation: run them as tests."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import spoilfive_env
+
+MODULES = sorted(
+    name for _, name, _ in pkgutil.walk_packages(spoilfive_env.__path__, "spoilfive_env.")
+    if not name.endswith(("__main__", ".play", ".bench"))
+)
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_docstring_examples(module_name):
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {module_name}"

@@ -1,0 +1,116 @@
+"""Agents for Spoil Five: built-in baselines by name, trained policies by checkpoint.
+
+>>> from agents import load_agent
+>>> load_agent("greedy", seed=0).name
+'greedy'
+>>> sorted(REGISTRY)
+['greedy', 'oracle', 'pimc', 'random', 'spoiler']
+
+``load_agent(spec)`` accepts
+
+* a registry name (``"random"``, ``"greedy"``, ``"spoiler"``, ``"pimc"``, ``"oracle"``),
+  optionally with keyword options after colons: ``"pimc:samples=64:rollout=spoiler"``;
+* a checkpoint path (anything ending ``.pt``, or an existing file), loaded by
+  :func:`agents.policy.load_policy_agent`;
+* the name of a checkpoint shipped in ``agents/checkpoints/<name>.pt`` (e.g. ``"ppo"``).
+
+torch is imported only when a checkpoint is loaded, so the baselines work without it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+from .base import Agent
+from .baselines import GreedyAgent, RandomAgent, SpoilerAgent
+from .pimc import OracleAgent, PIMCAgent
+
+REGISTRY: dict[str, type[Agent]] = {
+    "random": RandomAgent,
+    "greedy": GreedyAgent,
+    "spoiler": SpoilerAgent,
+    "pimc": PIMCAgent,
+    "oracle": OracleAgent,
+}
+"""Built-in agents by name. ``oracle`` cheats (it reads every hand): measurement only."""
+
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+
+
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped in ``agents/checkpoints`` (``"ppo"`` for ``ppo.pt``)."""
+    if not CHECKPOINT_DIR.is_dir():
+        return []
+    return sorted(path.stem for path in CHECKPOINT_DIR.glob("*.pt"))
+
+
+def _parse_value(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def _load_checkpoint(path: str, seed: int | None) -> Agent:
+    from .policy import load_policy_agent  # lazy: only checkpoints need torch
+
+    parameters = inspect.signature(load_policy_agent).parameters
+    if "seed" in parameters:
+        agent = load_policy_agent(path, seed=seed)
+    else:
+        agent = load_policy_agent(path)
+        if seed is not None and hasattr(agent, "reseed"):
+            agent.reseed(seed)
+    return agent
+
+
+def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
+    """An agent from a registry name (with ``:key=value`` options), checkpoint path or name.
+
+    Args:
+        name_or_path: see the module docstring. An :class:`Agent` instance is returned as is.
+        seed: seed of the agent's own random generator (``None``: fresh entropy).
+        **options: keyword options for a built-in agent's constructor.
+
+    Raises:
+        ValueError: an unknown name, listing the known names and shipped checkpoints.
+    """
+    if isinstance(name_or_path, Agent):
+        return name_or_path
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise ValueError(f"an agent is a name or a checkpoint path, got {name_or_path!r}")
+    spec = os.fspath(name_or_path).strip()
+    if spec.endswith(".pt") or os.path.isfile(spec):
+        if not os.path.isfile(spec):
+            raise ValueError(f"checkpoint {spec!r} does not exist")
+        return _load_checkpoint(spec, seed)
+    name, *option_texts = spec.split(":")
+    if name in REGISTRY:
+        for text in option_texts:
+            key, sep, value = text.partition("=")
+            if not sep or not key:
+                raise ValueError(f"agent option {text!r} in {spec!r} must look like key=value")
+            options[key.strip()] = _parse_value(value.strip())
+        try:
+            return REGISTRY[name](seed=seed, **options)
+        except TypeError as error:
+            raise ValueError(f"bad options for agent {name!r}: {error}") from None
+    checkpoint = CHECKPOINT_DIR / f"{spec}.pt"
+    if checkpoint.is_file():
+        return _load_checkpoint(str(checkpoint), seed)
+    shipped = shipped_checkpoints()
+    raise ValueError(
+        f"unknown agent {spec!r}: choose one of {', '.join(REGISTRY)}"
+        + (f", a shipped checkpoint ({', '.join(shipped)})" if shipped else "")
+        + ", or a checkpoint path ending in .pt"
+    )
+
+
+__all__ = ["Agent", "GreedyAgent", "OracleAgent", "PIMCAgent", "REGISTRY", "RandomAgent",
+           "SpoilerAgent", "load_agent", "shipped_checkpoints"]

@@ -1,0 +1,87 @@
+"""The common base of every agent: ``act`` for one AEC observation, ``act_batch`` for a core.
+
+An agent sees only what its seat's observation holds (the flat vector of
+:mod:`spoilfive_env.observation` and the legal mask). The one exception is the cheating
+``oracle``: its class sets ``cheats = True`` and the tournament hands it the engine's hidden
+state through :meth:`Agent.act_batch_state`; it is a ceiling for measurement, never an
+opponent in training.
+
+>>> import numpy as np
+>>> class FirstLegal(Agent):
+...     name = "first"
+...     def act_batch(self, observations, masks):
+...         return masks.argmax(axis=1)
+>>> agent = FirstLegal(seed=0)
+>>> mask = np.zeros(107, np.int8); mask[[30, 41]] = 1
+>>> agent.act({"observation": np.zeros(1), "action_mask": mask})
+30
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Agent:
+    """Base class of all agents.
+
+    Subclasses set ``name`` and implement :meth:`act_batch`. Randomness comes only from
+    ``self.rng``, a generator made from the explicit ``seed`` (``None`` draws fresh entropy).
+
+    Attributes:
+        name: the registry name (``"random"``, ``"greedy"``, ...), or a checkpoint's name.
+        seed: the seed the agent was made with.
+        rng: the agent's own ``np.random.Generator``.
+        cheats: True only for agents that read the engine's hidden state (the oracle).
+        rules: the :class:`~spoilfive_env.rules.Rules` of the table, when a tournament or the
+            terminal game has told the agent (see :meth:`bind`); ``None`` otherwise.
+    """
+
+    name: str = "agent"
+    cheats: bool = False
+
+    def __init__(self, seed: int | None = None):
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.rules = None
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the agent's random stream from ``seed``."""
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def bind(self, rules) -> None:
+        """Tell the agent the rules of the table it is about to play (agents may ignore it)."""
+        self.rules = rules
+
+    def act(self, observation: dict) -> int:
+        """One action for one AEC observation dict (``"observation"``, ``"action_mask"``)."""
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None, :]
+        mask = np.asarray(observation["action_mask"]).astype(bool)[None, :]
+        if not mask.any():
+            raise ValueError("act() needs an observation with at least one legal action in its mask")
+        return int(self.act_batch(obs, mask)[0])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions ``(B,)`` int64 for observations ``(B, OBS_DIM)`` and legal masks ``(B, 107)``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement act_batch")
+
+    def act_batch_state(self, core, games: np.ndarray, observations: np.ndarray,
+                        masks: np.ndarray) -> np.ndarray:
+        """Like :meth:`act_batch`, also given the core and the game rows being decided.
+
+        Only a cheating agent (``cheats = True``) overrides this; the tournament calls it
+        only for such agents. The default ignores the state.
+        """
+        return self.act_batch(observations, masks)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, seed={self.seed!r})"
+
+
+def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` ``(B, 107)``, without a loop."""
+    masks = np.asarray(masks, dtype=bool)
+    scores = rng.random(masks.shape)
+    scores[~masks] = -1.0
+    return scores.argmax(axis=1)

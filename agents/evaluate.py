@@ -1,0 +1,355 @@
+"""Fair tournaments: duplicate deals, every rotation of the agents, one batch on the core.
+
+``python -m agents.evaluate --players N --agents A,B,... --deals K [--seed S] [--json]``
+
+A fixed set of ``K`` deals (hands, turn-up, dealer) is drawn from ``--seed``. The lineup
+``A,B,...`` fills the table seat by seat; a lineup shorter than the table is filled with
+its last agent (``--agents greedy,random`` at 4 players is one greedy against three
+randoms). Every deal is played once for each of the ``N`` rotations of the lineup around
+the table, so each agent meets the same cards from every seat. Episodes are single hands
+scored with the equity reward (CONTRACT.md): a spoil is worth 0 to everyone, a won pool
+``P`` gives the winner ``P (N-1)/N`` and every other player ``-P/N``.
+
+All deals and rotations are stepped together as one batch on
+:class:`~spoilfive_env.core.SpoilFiveCore` (in chunks of ``batch_size`` games); at every
+step each agent's ``act_batch`` is called once, on the games where one of its seats is to
+act. The cheating ``oracle`` is handed the core itself (``Agent.act_batch_state``).
+
+Figures (``--json`` gives all of them):
+
+* per agent: mean equity and mean chips per hand (per seat it occupies), each with a 95%
+  confidence interval clustered by deal (the ``K`` per-deal means are the independent
+  samples); share of the won pools, with its interval, beside the fair share (seats / N);
+  jink attempts and successes; how often it converted two tricks into the pool.
+* per table: spoil rate with its interval, and how often a player who reached two tricks
+  went on to win the pool.
+
+The canary: the same deterministic agent in every seat gives every lineup entry exactly
+the fair share and exactly zero mean equity (the rotations make each entry sit in every
+seat of the same game).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+
+import numpy as np
+
+from spoilfive_env.cards import HAND_SIZE, NUM_CARDS
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.rules import Rules, make_rules
+
+from . import load_agent
+from .base import Agent
+
+Z95 = 1.959963984540054
+
+
+def make_deals(num_players: int, deals: int, seed: int):
+    """``deals`` deals from ``seed``: hands ``(K, n, 5)``, turn-ups ``(K,)``, dealers ``(K,)``."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5F0115]))
+    order = rng.random((deals, NUM_CARDS)).argsort(axis=1).astype(np.int8)
+    hands = order[:, : num_players * HAND_SIZE].reshape(deals, num_players, HAND_SIZE)
+    turnups = order[:, num_players * HAND_SIZE]
+    dealers = rng.integers(0, num_players, size=deals)
+    return hands, turnups, dealers
+
+
+def _agent_seed(seed: int, index: int) -> int:
+    return int(np.random.SeedSequence([int(seed), 0xA6E47, index]).generate_state(1)[0])
+
+
+def _lineup(agents, num_players: int, seed: int):
+    """Distinct agents, their labels, and the lineup as indices into them (length n)."""
+    specs = list(agents)
+    if not specs:
+        raise ValueError("give at least one agent")
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents do not fit a table of {num_players} players")
+    specs = specs + [specs[-1]] * (num_players - len(specs))
+    distinct, labels, lineup = [], [], []
+    keys = {}
+    for spec in specs:
+        key = spec if isinstance(spec, str) else id(spec)
+        if key not in keys:
+            index = len(distinct)
+            keys[key] = index
+            agent = load_agent(spec, seed=_agent_seed(seed, index)) if isinstance(spec, str) else spec
+            if not isinstance(agent, Agent) and not hasattr(agent, "act_batch"):
+                raise ValueError(f"{spec!r} is not an agent: it needs act_batch(observations, masks)")
+            label = spec if isinstance(spec, str) else getattr(agent, "name", f"agent{index}")
+            while label in labels:
+                label += "'"
+            distinct.append(agent)
+            labels.append(label)
+        lineup.append(keys[key])
+    return distinct, labels, np.array(lineup)
+
+
+def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnups, dealers,
+                    batch_size: int = 8192):
+    """Play every deal under every rotation. Returns per-game outcome arrays.
+
+    Game ``g = deal * n + rotation``; in rotation ``r`` seat ``s`` holds lineup entry
+    ``(s - r) % n``. Returns a dict of ``entry_of_seat (G, n)``, ``equity (G, n)``,
+    ``chips (G, n)``, ``winner (G,)``, ``tricks (G, n)``, ``jinker (G,)``, ``jink_won (G,)``.
+    """
+    n = rules.num_players
+    D = len(turnups)
+    G = D * n
+    rotation = np.tile(np.arange(n), D)
+    deal_of_game = np.repeat(np.arange(D), n)
+    entry_of_seat = (np.arange(n)[None, :] - rotation[:, None]) % n
+    agent_of_seat = lineup[entry_of_seat]
+    out = {
+        "entry_of_seat": entry_of_seat,
+        "equity": np.zeros((G, n), np.float64),
+        "chips": np.zeros((G, n), np.int64),
+        "winner": np.full(G, -1, np.int64),
+        "tricks": np.zeros((G, n), np.int64),
+        "jinker": np.full(G, -1, np.int64),
+        "jink_won": np.zeros(G, bool),
+    }
+    for agent in agents:
+        if hasattr(agent, "bind"):
+            agent.bind(rules)
+    for start in range(0, G, batch_size):
+        ids = np.arange(start, min(G, start + batch_size))
+        core = SpoilFiveCore(len(ids), rules=rules, mode="hand", reward="equity", deal=False)
+        d = deal_of_game[ids]
+        core.reset(hands=hands[d], turnups=turnups[d], dealers=dealers[d])
+        while len(ids):
+            masks = core.legal_mask()
+            observations = core.observe()
+            who = agent_of_seat[ids, core.current.astype(np.int64)]
+            actions = np.zeros(len(ids), np.int64)
+            for index, agent in enumerate(agents):
+                rows = np.flatnonzero(who == index)
+                if not len(rows):
+                    continue
+                if getattr(agent, "cheats", False):
+                    chosen = agent.act_batch_state(core, rows, observations[rows], masks[rows])
+                else:
+                    chosen = agent.act_batch(observations[rows], masks[rows])
+                actions[rows] = chosen
+            rewards, done = core.step(actions)
+            out["equity"][ids] += rewards
+            if done.any():
+                f = np.flatnonzero(done)
+                g = ids[f]
+                out["chips"][g] = core.chips[f] - rules.starting_chips
+                out["winner"][g] = core.last_winner[f]
+                out["tricks"][g] = core.last_tricks[f]
+                out["jinker"][g] = core.last_jinker[f]
+                out["jink_won"][g] = core.last_jink_won[f]
+            live = ~core.done
+            if not live.any():
+                break
+            if live.sum() <= core.batch_size // 2 and core.batch_size > 64:
+                keep = np.flatnonzero(live)
+                core = core.subset(keep)
+                ids = ids[keep]
+    return out
+
+
+def _mean_ci(per_deal: np.ndarray) -> tuple[float, float]:
+    """Mean of per-deal values and the half-width of its 95% interval."""
+    K = len(per_deal)
+    mean = float(per_deal.mean()) if K else float("nan")
+    half = float(Z95 * per_deal.std(ddof=1) / np.sqrt(K)) if K > 1 else float("nan")
+    return mean, half
+
+
+def _ratio_ci(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
+    """Ratio of sums over deals with a delta-method 95% interval clustered by deal."""
+    K = len(numerator)
+    total = denominator.sum()
+    if total == 0:
+        return float("nan"), float("nan")
+    ratio = numerator.sum() / total
+    if K < 2:
+        return float(ratio), float("nan")
+    residual = numerator - ratio * denominator
+    variance = K / (K - 1) * (residual ** 2).sum() / total ** 2
+    return float(ratio), float(Z95 * np.sqrt(variance))
+
+
+def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.ndarray]) -> dict:
+    """Figures for each group of lineup entries (``{label: bool (n,) over entries}``)."""
+    n = rules.num_players
+    entry_of_seat = outcome["entry_of_seat"]
+    winner = outcome["winner"]
+    side = np.arange(n) % 2 if rules.partnerships else np.arange(n)
+    seat_won = winner[:, None] == side[None, :]
+    reached_two = outcome["tricks"] >= 2
+    jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
+    jink_won = jinked & outcome["jink_won"][:, None]
+    won_any = (winner >= 0)
+
+    def by_deal(values):  # (G, n) or (G,) -> (K,) sums per deal
+        values = values.reshape(num_deals, -1)
+        return values.sum(axis=1)
+
+    total_wins = by_deal(seat_won.astype(np.float64))
+    result = {}
+    for label, entries in groups.items():
+        mine = entries[entry_of_seat]  # (G, n) bool: seat played by this group
+        seats = int(entries.sum())
+        hands_per_deal = seats * n
+        equity, equity_ci = _mean_ci(by_deal(outcome["equity"] * mine) / hands_per_deal)
+        chips, chips_ci = _mean_ci(by_deal(outcome["chips"] * mine) / hands_per_deal)
+        share, share_ci = _ratio_ci(by_deal((seat_won & mine).astype(np.float64)), total_wins)
+        conversion, conversion_ci = _ratio_ci(by_deal((seat_won & reached_two & mine).astype(np.float64)),
+                                              by_deal((reached_two & mine).astype(np.float64)))
+        result[label] = {
+            "seats": seats,
+            "hands": int(mine.sum()),
+            "mean_equity": equity, "equity_ci95": equity_ci,
+            "mean_chips": chips, "chips_ci95": chips_ci,
+            "pool_share": share, "pool_share_ci95": share_ci, "fair_share": seats / n,
+            "pools_won": int((seat_won & mine).sum()),
+            "win_rate": float((seat_won & mine).sum() / mine.sum()),
+            "jink_attempts": int((jinked & mine).sum()),
+            "jink_successes": int((jink_won & mine).sum()),
+            "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
+        }
+    spoil, spoil_ci = _mean_ci(by_deal((~won_any).astype(np.float64)) / n)
+    conversion, conversion_ci = _ratio_ci(by_deal((seat_won & reached_two).astype(np.float64)),
+                                          by_deal(reached_two.astype(np.float64)))
+    table = {
+        "hands": int(len(winner)),
+        "spoil_rate": spoil, "spoil_rate_ci95": spoil_ci,
+        "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
+        "jink_attempts": int(jinked.sum()), "jink_successes": int(jink_won.sum()),
+    }
+    return result, table
+
+
+def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
+             rules: Rules | None = None, batch_size: int = 8192, **rule_options) -> dict:
+    """Run a tournament and return every figure as a dict (what ``--json`` prints).
+
+    Args:
+        agents: lineup of agent specs (names, ``name:key=value`` specs, checkpoint paths) or
+            :class:`~agents.base.Agent` objects, seat by seat; a short lineup is filled with
+            its last entry. Agents made from specs are seeded from ``seed``; agent objects are
+            used as they are (their own seeds).
+        num_players: table size.
+        deals: number of deals; each is played ``num_players`` times (every rotation).
+        seed: seed of the deals (and of the agents made from specs).
+        rules: the rules of the table (default ``Rules(num_players=num_players)``); or give
+            rules options as keywords (``jink_bonus=1``, ``preset="hoyle"``).
+        batch_size: games stepped together on one core.
+
+    Returns:
+        ``{"agents": {label: figures}, "entries": [figures of each lineup entry],
+        "table": {...}, "lineup": [...], "num_players", "deals", "seed", "hands", "rules",
+        "seconds"}``. Labels are the specs (agent objects: their ``name``).
+
+    Example (training's periodic check against a table of spoilers):
+        ``evaluate([my_agent, "spoiler"], num_players=4, deals=500, seed=1)["agents"]``
+    """
+    if rules is None:
+        rules = make_rules(num_players=num_players, **rule_options)
+    elif rule_options:
+        rules = rules.replace(**rule_options)
+    if rules.num_players != num_players:
+        raise ValueError(f"rules are for {rules.num_players} players, not {num_players}")
+    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
+        raise ValueError(f"deals={deals!r} is not allowed: it must be a positive integer")
+    if isinstance(agents, (str, Agent)):
+        agents = [agents]
+    started = time.perf_counter()
+    distinct, labels, lineup = _lineup(agents, num_players, seed)
+    hands, turnups, dealers = make_deals(num_players, int(deals), seed)
+    outcome = play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size)
+    n = num_players
+    agent_groups = {label: lineup == index for index, label in enumerate(labels)}
+    per_agent, table = summarise(outcome, rules, int(deals), agent_groups)
+    entry_groups = {str(e): np.arange(n) == e for e in range(n)}
+    per_entry, _ = summarise(outcome, rules, int(deals), entry_groups)
+    entries = [{"entry": e, "agent": labels[lineup[e]], **per_entry[str(e)]} for e in range(n)]
+    return {
+        "num_players": n,
+        "deals": int(deals),
+        "rotations": n,
+        "hands": int(deals) * n,
+        "seed": int(seed),
+        "lineup": [labels[i] for i in lineup],
+        "rules": dataclasses.asdict(rules),
+        "agents": per_agent,
+        "entries": entries,
+        "table": table,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def format_report(report: dict) -> str:
+    """The human table that ``python -m agents.evaluate`` prints."""
+    n = report["num_players"]
+    lines = [
+        f"Spoil Five tournament: {n} players, {report['deals']} deals x {n} rotations = "
+        f"{report['hands']} hands, seed {report['seed']}, {report['seconds']:.1f} s",
+        f"lineup: {', '.join(report['lineup'])}",
+        "",
+        f"{'agent':<24} {'seats':>5}  {'equity / hand':>17}  {'chips / hand':>17}  "
+        f"{'pool share (fair)':>23}  {'jinks won/tried':>15}",
+    ]
+    for label, a in report["agents"].items():
+        lines.append(
+            f"{label:<24} {a['seats']:>5}  {a['mean_equity']:>+8.3f} ± {a['equity_ci95']:<6.3f}  "
+            f"{a['mean_chips']:>+8.3f} ± {a['chips_ci95']:<6.3f}  "
+            f"{a['pool_share']:>6.3f} ± {a['pool_share_ci95']:<5.3f} ({a['fair_share']:.3f})  "
+            f"{a['jink_successes']:>7}/{a['jink_attempts']:<7}"
+        )
+    t = report["table"]
+    lines += [
+        "",
+        f"spoil rate {t['spoil_rate']:.3f} ± {t['spoil_rate_ci95']:.3f}; a player who reached two "
+        f"tricks went on to win {100 * t['two_trick_conversion']:.1f}% "
+        f"± {100 * t['two_trick_conversion_ci95']:.1f}% of the time",
+        "intervals: 95%, clustered by deal; equity and chips per hand per seat played",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.evaluate",
+        description="A Spoil Five tournament on duplicate deals with every seat rotation.")
+    parser.add_argument("--players", type=int, default=4, help="table size, 2-10 (default 4)")
+    parser.add_argument("--agents", required=True,
+                        help="comma-separated lineup by seat, e.g. 'spoiler,greedy' (a short lineup is "
+                             "filled with its last agent); names, name:key=value specs or checkpoint paths")
+    parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
+    parser.add_argument("--preset", default=None, help="rules preset (default, hoyle, dealer_feeds)")
+    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                        help="a rules option, e.g. --rule jink_bonus=1 (repeatable)")
+    parser.add_argument("--batch-size", type=int, default=8192, help="games per core batch")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    args = parser.parse_args(argv)
+    options = {}
+    for text in args.rule:
+        key, sep, value = text.partition("=")
+        if not sep:
+            parser.error(f"--rule {text!r} must look like KEY=VALUE")
+        value = value.strip()
+        options[key.strip()] = (value.lower() == "true") if value.lower() in ("true", "false") else int(value)
+    try:
+        rules = make_rules(num_players=args.players, preset=args.preset, **options)
+        report = evaluate([s for s in args.agents.split(",") if s], args.players, args.deals, args.seed,
+                          rules=rules, batch_size=args.batch_size)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""Agents: the registry and loader, legality everywhere, determinism, the rules they follow."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import agents
+from agents import REGISTRY, load_agent
+from agents.base import Agent
+from agents.baselines import view_from_core, view_from_observations
+from spoilfive_env import card_index, env
+from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.rules import Rules
+
+FAST = {"pimc": "pimc:samples=2", "oracle": "oracle"}
+
+
+def make(name, seed=0):
+    return load_agent(FAST.get(name, name), seed=seed)
+
+
+# ---------------------------------------------------------------------------- loading
+def test_registry_names_and_base_class():
+    assert set(REGISTRY) == {"random", "greedy", "spoiler", "pimc", "oracle"}
+    for name in REGISTRY:
+        agent = load_agent(name, seed=3)
+        assert isinstance(agent, Agent)
+        assert agent.name == name and agent.seed == 3
+    assert load_agent("oracle").cheats and not load_agent("pimc").cheats
+
+
+def test_load_agent_options_and_errors():
+    agent = load_agent("pimc:samples=5:rollout=greedy", seed=1)
+    assert agent.samples == 5 and agent.rollout == "greedy"
+    with pytest.raises(ValueError, match="unknown agent 'nobody'.*random"):
+        load_agent("nobody")
+    with pytest.raises(ValueError, match="key=value"):
+        load_agent("pimc:samples")
+    with pytest.raises(ValueError, match="bad options"):
+        load_agent("greedy:depth=3")
+    with pytest.raises(ValueError, match="rollout"):
+        load_agent("pimc:rollout=clever")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_agent("no/such/checkpoint.pt")
+    same = load_agent("greedy")
+    assert load_agent(same) is same
+
+
+def test_checkpoints_go_to_the_policy_loader(tmp_path, monkeypatch):
+    calls = []
+
+    def load_policy_agent(path):
+        calls.append(path)
+        return load_agent("random")
+
+    fake = types.ModuleType("agents.policy")
+    fake.load_policy_agent = load_policy_agent
+    monkeypatch.setitem(sys.modules, "agents.policy", fake)
+    checkpoint = tmp_path / "mine.pt"
+    checkpoint.write_bytes(b"")
+    load_agent(str(checkpoint), seed=4)
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"")
+    load_agent(str(other))
+    monkeypatch.setattr(agents, "CHECKPOINT_DIR", tmp_path)
+    load_agent("mine")
+    assert calls == [str(checkpoint), str(other), str(checkpoint)]
+    assert "mine" in agents.shipped_checkpoints()
+
+
+# ---------------------------------------------------------------------------- legality
+RULES = [Rules(num_players=n) for n in range(2, 11)] + [
+    Rules(num_players=4, conceal_ace_penalty=True),
+    Rules(num_players=3, allow_jink=False),
+    Rules(num_players=4, partnerships=True),
+    Rules(num_players=6, partnerships=True),
+    Rules.preset("hoyle", num_players=5),
+]
+
+
+def rules_id(rules):
+    return (f"n{rules.num_players}" + ("-conceal" if rules.conceal_ace_penalty else "")
+            + ("-nojink" if not rules.allow_jink else "") + ("-teams" if rules.partnerships else "")
+            + ("-hoyle" if rules.dealer_ante else ""))
+
+
+@pytest.mark.parametrize("rules", RULES, ids=rules_id)
+def test_no_agent_ever_plays_an_illegal_move(rules):
+    """Every agent is asked for every live game at every step (all phases come up: robbing,
+    concealing, playing, the jink choice), and the game moves on with a mix of them."""
+    batch = 300 if rules.num_players <= 5 else 120
+    core = SpoilFiveCore(batch, rules=rules, mode="game", seed=rules.num_players)
+    players = {name: make(name, seed=7) for name in REGISTRY}
+    for agent in players.values():
+        agent.bind(rules)
+    rng = np.random.default_rng(0)
+    phases_seen = set()
+    for _ in range(40):
+        live = np.flatnonzero(~core.done)
+        if not len(live):
+            break
+        mask = core.legal_mask()
+        obs = core.observe()
+        phases_seen.update(np.unique(core.phase[live]).tolist())
+        chosen = {}
+        search_rows = live[:40]  # the search agents on a slice, to keep the test quick
+        for name, agent in players.items():
+            rows = search_rows if name in ("pimc", "oracle") else live
+            if agent.cheats:
+                actions = agent.act_batch_state(core, rows, obs[rows], mask[rows])
+            else:
+                actions = agent.act_batch(obs[rows], mask[rows])
+            assert actions.shape == (len(rows),)
+            assert mask[rows, actions].all(), f"{name} played an illegal move"
+            chosen[name] = (rows, actions)
+        step = np.zeros(batch, np.int64)
+        pick = rng.integers(0, 3, size=len(live))
+        for k, name in enumerate(("random", "greedy", "spoiler")):
+            rows, actions = chosen[name]
+            step[rows[pick == k]] = actions[pick == k]
+        core.step(step)
+    assert {0, 1}.issubset(phases_seen)
+    if rules.allow_jink and rules.num_players <= 6:
+        assert 2 in phases_seen  # the jink choice came up
+
+
+def test_act_on_aec_observations_through_whole_hands():
+    for name in REGISTRY:
+        if name == "oracle":
+            continue
+        agent = make(name, seed=1)
+        for num_players in (2, 4, 7):
+            game = env(num_players=num_players)
+            game.reset(seed=num_players)
+            for player in game.agent_iter():
+                observation, _, termination, truncation, _ = game.last()
+                if termination or truncation:
+                    game.step(None)
+                    continue
+                action = agent.act(observation)
+                assert isinstance(action, int) and observation["action_mask"][action]
+                game.step(action)
+
+
+def test_oracle_refuses_to_play_without_the_state():
+    core = SpoilFiveCore(1, seed=0)
+    with pytest.raises(ValueError, match="cheats"):
+        load_agent("oracle").act_batch(core.observe(), core.legal_mask())
+
+
+# ---------------------------------------------------------------------------- determinism
+def test_seeded_agents_repeat_and_rule_agents_ignore_the_batch():
+    core = SpoilFiveCore(200, rules=Rules(num_players=4), seed=2)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        core.step(load_agent("random", seed=0).act_batch(core.observe(), core.legal_mask()))
+    obs, mask = core.observe(), core.legal_mask()
+    for name in ("random", "pimc"):
+        first = make(name, seed=11).act_batch(obs, mask)
+        again = make(name, seed=11).act_batch(obs, mask)
+        assert np.array_equal(first, again)
+    for name in ("greedy", "spoiler"):
+        agent = make(name)
+        whole = agent.act_batch(obs, mask)
+        order = rng.permutation(len(obs))
+        shuffled = agent.act_batch(obs[order], mask[order])
+        assert np.array_equal(whole[order], shuffled)
+
+
+def test_views_from_observations_and_from_the_core_agree():
+    rng = np.random.default_rng(0)
+    for num_players in (2, 4, 9):
+        core = SpoilFiveCore(300, rules=Rules(num_players=num_players), seed=num_players)
+        while not core.done.all():
+            live = ~core.done
+            a, b = view_from_observations(core.observe()), view_from_core(core)
+            for field in a.__dataclass_fields__:
+                assert np.array_equal(getattr(a, field)[live], getattr(b, field)[live]), field
+            core.step(load_agent("random", seed=int(rng.integers(1000))).act_batch(core.observe(), core.legal_mask()))
+
+
+# ---------------------------------------------------------------------------- the rules they follow
+def decide(name, hands, turnup, moves=(), dealer=3, **rules):
+    """Play ``moves`` (card text, or action ids) on a fixed deal, then ask ``name``."""
+    game = env(num_players=len(hands), **rules)
+    game.reset(options={"dealer": dealer, "hands": hands, "turnup": turnup})
+    for move in moves:
+        game.step(card_index(move) if isinstance(move, str) else move)
+    observation = game.observe(game.agent_selection)
+    return make(name).act(observation)
+
+
+HANDS = [
+    ["5C", "9H", "2D", "KS", "3H"],   # seat 0, eldest (dealer is 3)
+    ["AC", "4D", "8H", "7S", "QD"],   # seat 1 holds the ace of trumps (clubs)
+    ["JC", "KH", "6D", "2S", "10H"],
+    ["QC", "3S", "4H", "JD", "8D"],
+]
+
+
+def test_greedy_leads_strongest_robs_weakest_and_takes_cheaply():
+    # Eldest with the 5 of trumps leads it.
+    assert decide("greedy", HANDS, "6C") == card_index("5C")
+    # Seat 1 holds the ace of trumps: he robs, discarding his weakest card (the 4D and the
+    # 7S both rank fourth from the bottom of their suits; ties go to the lower card index).
+    action = decide("greedy", HANDS, "6C", ["3H"])
+    assert ROB_FIRST <= action < DECLINE_ROB
+    discard = action - ROB_FIRST
+    assert discard == card_index("4D")
+    # After the rob, on a heart lead, the cheapest card that takes it is the 8H.
+    assert decide("greedy", HANDS, "6C", ["3H", ROB_FIRST + card_index("4D")]) == card_index("8H")
+
+
+def test_greedy_claims_and_sheds_when_it_cannot_win():
+    hands = [
+        ["5C", "JC", "AH", "2D", "3D"],
+        ["4D", "5D", "6D", "7H", "8H"],
+        ["9D", "10D", "KD", "2S", "3S"],
+    ]
+    moves = ["5C", "4D", "9D", "JC", "5D", "10D", "AH", "6D", "KD"]
+    assert decide("greedy", hands, "7C", moves, dealer=2) == CLAIM
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == CLAIM
+    # Seat 1 cannot beat the 5 of trumps: he sheds his weakest card.
+    assert decide("greedy", hands, "7C", ["5C"], dealer=2) == card_index("4D")
+    assert JINK != CLAIM
+
+
+def test_spoiler_keeps_its_trumps_and_stops_a_player_with_two_tricks():
+    three = [["JC", "2H", "3H", "9S", "4D"], ["KC", "QC", "9C", "8D", "6S"],
+             ["2C", "3C", "10S", "JS", "7D"]]
+    # No threat and no trump that nothing left can beat (the 5C is out): greedy leads its
+    # strongest card, the spoiler its weakest.
+    assert decide("greedy", three, "4C", dealer=2) == card_index("JC")
+    assert decide("spoiler", three, "4C", dealer=2) == card_index("2H")
+    # With the 5C and JC both sure winners the spoiler leads the cheaper, keeping the 5C.
+    three[0][3] = "5C"
+    assert decide("greedy", three, "4C", dealer=2) == card_index("5C")
+    assert decide("spoiler", three, "4C", dealer=2) == card_index("JC")
+    # Seat 0 takes two tricks and leads 2H: seat 1 spends the cheapest card that beats it.
+    hands = [["5C", "JC", "2H", "3H", "4H"], ["KC", "QC", "9C", "8D", "6S"],
+             ["2C", "3C", "9S", "10S", "4D"]]
+    moves = ["5C", "9C", "3C", "JC", "QC", "2C", "2H"]
+    assert decide("spoiler", hands, "4C", moves, dealer=2) == card_index("KC")

@@ -1,0 +1,145 @@
+"""Determinisation: games built from one seat's observation plus sampled hidden hands.
+
+The built game must be the observed game: the viewer's observation and legal mask are
+unchanged, the sampled hands respect every void and robbing right the viewer has seen,
+and the true hidden hands rebuild a game that plays out exactly like the real one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import sample_legal
+from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
+from spoilfive_env.rules import Rules
+
+CONFIGS = [Rules(num_players=n) for n in range(2, 11)] + [
+    Rules(num_players=3, conceal_ace_penalty=True),
+    Rules(num_players=5, conceal_ace_penalty=True),
+    Rules(num_players=4, allow_jink=False),
+    Rules(num_players=4, partnerships=True),
+    Rules(num_players=6, partnerships=True),
+]
+
+
+def relative_holders(core, games):
+    """The true holders of ``games``, as seats relative to the player to act."""
+    n = core.num_players
+    current = core.current[games].astype(np.int64)
+    holder = core.holder[games].astype(np.int64)
+    return np.where(holder >= 0, (holder - current[:, None]) % n, -1)
+
+
+def check_sample(obs, holders, rules):
+    info = read_information(obs)
+    n = rules.num_players
+    suits = EFFECTIVE_SUIT[info.trump]
+    for seat in range(1, n):
+        held = holders == seat
+        # no card of a suit the seat has shown void in
+        shown = info.voids[:, seat][np.arange(len(obs))[:, None], suits]
+        assert not (held & shown).any(), f"seat {seat} holds a card of a suit it is void in"
+    # each seat holds exactly the cards it has left to play
+    for seat in range(n):
+        left = 5 - (info.played_by == seat).sum(axis=1)
+        assert np.array_equal((holders == seat).sum(axis=1), left)
+    assert np.array_equal(holders == 0, info.hand)
+    if not rules.conceal_ace_penalty:
+        # a seat that has had its first-trick turn without robbing or declining lacks the ace
+        rows = np.arange(len(obs))
+        ace = ACE_OF_TRUMPS[info.trump]
+        ace_seat = holders[rows, ace]
+        open_ace = ((info.turnup % NUM_RANKS) != ACE) & (info.robber < 0) & (info.declined < 0) & (ace_seat > 0)
+        after_first = info.trick_number > 0
+        assert not (open_ace & after_first).any()
+
+
+@pytest.mark.parametrize("rules", CONFIGS, ids=lambda r: f"n{r.num_players}"
+                         + ("-conceal" if r.conceal_ace_penalty else "")
+                         + ("-nojink" if not r.allow_jink else "")
+                         + ("-teams" if r.partnerships else ""))
+def test_built_games_match_the_observation_and_replay_exactly(rules):
+    rng = np.random.default_rng(rules.num_players)
+    core = SpoilFiveCore(160, rules=rules, seed=rules.num_players)
+    step = 0
+    while not core.done.all():
+        live = np.flatnonzero(~core.done)
+        obs = core.observe()[live]
+        mask = core.legal_mask()[live]
+        holders, discards = sample_hidden(obs, rng, rules)
+        check_sample(obs, holders, rules)
+        built = games_from_information(obs, holders, discards, rules)
+        assert np.array_equal(built.observe(0), obs)
+        assert np.array_equal(built.legal_mask(), mask)
+        assert (built.current == 0).all()
+        if step % 4 == 0:
+            # the sampled games play out without error
+            while not built.done.all():
+                built.step(sample_legal(built.legal_mask(), rng))
+            # the true hands rebuild the real game: same masks and rewards to the end
+            truth = games_from_information(obs, relative_holders(core, live), core.discard[live], rules)
+            real = core.subset(live)
+            seat = real.current.astype(np.int64)
+            total_real = np.zeros(len(live))
+            total_built = np.zeros(len(live))
+            while not real.done.all():
+                going = ~real.done
+                assert np.array_equal(real.legal_mask()[going], truth.legal_mask()[going])
+                assert np.array_equal((real.current[going] - seat[going]) % rules.num_players,
+                                      truth.current[going])
+                actions = sample_legal(real.legal_mask(), rng)
+                r_real, _ = real.step(actions)
+                r_truth, _ = truth.step(actions)
+                total_real += r_real[np.arange(len(live)), seat]
+                total_built += r_truth[:, 0]
+            assert truth.done.all()
+            np.testing.assert_allclose(total_real, total_built)
+        core.step(sample_legal(core.legal_mask(), rng))
+        step += 1
+
+
+def test_game_mode_observations_round_trip():
+    rules = Rules(num_players=4, num_hands=3)
+    rng = np.random.default_rng(1)
+    core = SpoilFiveCore(64, rules=rules, mode="game", seed=1)
+    for _ in range(60):
+        if core.done.all():
+            break
+        live = np.flatnonzero(~core.done)
+        obs = core.observe()[live]
+        holders, discards = sample_hidden(obs, rng, rules)
+        built = games_from_information(obs, holders, discards, rules, mode="game")
+        assert np.array_equal(built.observe(0), obs)
+        core.step(sample_legal(core.legal_mask(), rng))
+
+
+def test_unconstrained_cards_are_spread_evenly():
+    # At the first decision of a 4-player hand every unseen card is equally likely in each
+    # of the three hidden hands (5 slots each) or the stock.
+    core = SpoilFiveCore(1, rules=Rules(num_players=4), seed=3)
+    obs = np.repeat(core.observe(), 4000, axis=0)
+    holders, _ = sample_hidden(obs, np.random.default_rng(0))
+    info = read_information(obs[:1])
+    unseen = ~(info.hand[0]) & (np.arange(52) != info.turnup[0])
+    frequency = (holders[:, unseen] == 1).mean()
+    assert abs(frequency - 5 / unseen.sum()) < 0.01
+
+
+def test_bad_input_raises_value_error():
+    core = SpoilFiveCore(2, rules=Rules(num_players=4), seed=0)
+    obs = core.observe()
+    holders, discards = sample_hidden(obs, np.random.default_rng(0))
+    wrong = holders.copy()
+    wrong[wrong == 0] = 1
+    with pytest.raises(ValueError, match="observed hand"):
+        games_from_information(obs, wrong)
+    other = SpoilFiveCore(1, rules=Rules(num_players=3), seed=0).observe()
+    with pytest.raises(ValueError, match="different table sizes"):
+        read_information(np.concatenate([obs, other]))
+    with pytest.raises(ValueError, match="rules are for"):
+        sample_hidden(obs, np.random.default_rng(0), Rules(num_players=5))
+    with pytest.raises(ValueError, match="shape"):
+        read_information(obs[:, :10])

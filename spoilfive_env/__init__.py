@@ -3,6 +3,7 @@
 from .actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
 from .cards import card_index, card_str
 from .core import SpoilFiveCore
+from .determinize import games_from_information, sample_hidden
 from .env import env, raw_env
 from .observation import OBS_DIM, decode_observation
 from .rules import PRESETS, Rules
@@ -11,5 +12,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CLAIM", "DECLINE_ROB", "JINK", "NUM_ACTIONS", "OBS_DIM", "PRESETS", "ROB_FIRST", "Rules",
-    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation", "env", "raw_env",
+    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation", "env", "games_from_information", "raw_env", "sample_hidden",
 ]

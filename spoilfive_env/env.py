@@ -216,6 +216,8 @@ def render_table(core: SpoilFiveCore, viewer: int, game: int = 0) -> str:
     n = core.num_players
     trump = int(core.trump[game])
     phase = PHASE_NAMES[core.phase[game]]
+    if phase == "rob" and int(core.current[game]) != viewer and core.turnup[game] % 13 != 0:
+        phase = "play"  # as in the observation: another seat's turn to rob would name the ace holder
     turnup = card_str(int(core.turnup[game]), symbols=True)
     lines = [
         f"Spoil Five · {n} players · hand {int(core.hand_index[game]) + (phase != 'done')} · "

@@ -6,12 +6,15 @@ import pkgutil
 
 import pytest
 
+import agents
 import spoilfive_env
 
 MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(spoilfive_env.__path__, "spoilfive_env.")
+    name
+    for package in (spoilfive_env, agents)
+    for _, name, _ in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
     if not name.endswith(("__main__", ".play", ".bench"))
-)
+) + ["agents", "spoilfive_env"]
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -1,0 +1,473 @@
+"""The trained policy: the network, the masked categorical, checkpoints and ``PolicyAgent``.
+
+One network plays every table size through the padded observation of
+:mod:`spoilfive_env.observation`. It has two parts:
+
+- the **actor** (what an agent plays with): an MLP from the seat's observation
+  ``(OBS_DIM,)`` to one logit per action ``(107,)``; illegal actions are masked out in
+  exactly one place, :class:`MaskedCategorical`;
+- the **critic**, used only in training: an MLP to the expected equity of the hand. With
+  ``critic="omniscient"`` (PerfectDou's perfect-training-imperfect-execution) it also sees
+  every hand at the table (:func:`all_hands`: who holds each card); with
+  ``critic="local"`` it sees the observation only. An agent never runs the critic, so the
+  hidden cards it sees in training never reach play.
+
+A checkpoint is one ``torch.save`` file (a dict of plain values and tensors, loadable with
+``weights_only=True``)::
+
+    format              "spoilfive-policy"
+    format_version      1
+    observation_version spoilfive_env.observation.OBSERVATION_VERSION at training time
+    obs_dim, num_actions
+    model               {"hidden": [256, 256], "critic": "omniscient", "encoding": "canonical"}
+    state_dict          weights of actor and critic
+    args                the training arguments (train.Args as a dict)
+    progress            {"iteration", "decisions", ...} where training stood
+    optimizer           optional: Adam state, only in a run's resumable checkpoint
+
+:func:`load_policy_agent` rebuilds the network from ``model``, loads the weights strictly
+and refuses, with the reason, a file that is not such a checkpoint or does not fit this
+version of the observation or action space.
+
+>>> import numpy as np, torch
+>>> from spoilfive_env import SpoilFiveCore, Rules
+>>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+<torch._C.Generator object at ...>
+>>> agent = PolicyAgent(PolicyNet(hidden=(32,)), seed=0)
+>>> core = SpoilFiveCore(8, rules=Rules(num_players=3), seed=1)
+>>> mask = core.legal_mask()
+>>> actions = agent.act_batch(core.observe(), mask)
+>>> bool(mask[np.arange(8), actions].all())
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
+from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
+
+from .base import Agent
+
+FORMAT = "spoilfive-policy"
+FORMAT_VERSION = 1
+CRITICS = ("omniscient", "local")
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+
+
+# ---------------------------------------------------------------------- the masked policy
+class MaskedCategorical:
+    """A categorical over the 107 actions restricted to the legal ones: the only place
+    where the mask meets the logits.
+
+    Illegal actions get probability exactly 0 (log-probability ``-inf`` is never
+    formed: masked logits are set to the dtype's lowest finite value), so sampling,
+    ``mode`` and ``log_prob`` of a legal action never see an illegal one, and the entropy
+    sums over legal actions only. Every row needs at least one legal action (the core's
+    finished games have all-True rows).
+    """
+
+    def __init__(self, logits: torch.Tensor, mask: torch.Tensor):
+        self.mask = mask
+        masked = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+        self.log_probs = torch.log_softmax(masked, dim=-1)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.log_probs.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        p_logp = self.log_probs.exp() * self.log_probs
+        return -torch.where(self.mask, p_logp, torch.zeros_like(p_logp)).sum(-1)
+
+    def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """One action per row by the Gumbel-max trick (exact categorical sampling)."""
+        u = torch.rand(self.log_probs.shape, generator=generator, device=self.log_probs.device)
+        gumbel = -torch.log(-torch.log(u.clamp_(1e-20, 1.0)))
+        return torch.where(self.mask, self.log_probs + gumbel, torch.finfo(self.log_probs.dtype).min).argmax(-1)
+
+    def mode(self) -> torch.Tensor:
+        return self.log_probs.argmax(-1)
+
+
+# ---------------------------------------------------------------------- card encoding
+# A card's part in a hand depends only on its effective suit and its place in that suit's
+# order under the trump. The "canonical" encoding lays every 52-card block of the
+# observation out in that frame: 14 trump slots by strength (5T, JT, AH, AT, KT, QT, ...;
+# with hearts trump AH is also the ace of trumps and slot 3 stays empty), then the three
+# plain suits following the trump suit in C, D, H, S order, 13 slots each by strength (a
+# plain suit missing its ace leaves its lowest slot empty). The five void flags become the
+# same four effective suits. What the network learns about one trump suit then serves all
+# four. The encoding is a fixed gather inside the network: agents still read the plain
+# observation.
+NUM_SLOTS = 14 + 3 * 13  # 53
+CARD_BLOCKS = {"hand": 1, "own_discard": 1, "turnup": 1, "played": MAX_PLAYERS, "trick_cards": 1, "led_card": 1}
+ENCODINGS = ("canonical", "raw")
+
+
+def _canonical_slots() -> np.ndarray:
+    """``slots[trump, card]``: the card's canonical slot (0-52) under each trump suit."""
+    slots = np.full((NUM_SUITS, NUM_CARDS), -1, np.int64)
+    for trump in range(NUM_SUITS):
+        trumps = trump_order(trump)
+        places = range(len(trumps)) if len(trumps) == 14 else [0, 1, 2, *range(4, 14)]
+        slots[trump, trumps] = list(places)
+        for j in range(3):
+            plain = plain_order((trump + 1 + j) % NUM_SUITS, trump)
+            slots[trump, plain] = 14 + 13 * j + np.arange(len(plain))
+    assert (slots >= 0).all() and all(len(set(row)) == NUM_CARDS for row in slots.tolist())
+    return slots
+
+
+CANONICAL_SLOTS = _canonical_slots()
+
+
+def _canonical_gather() -> tuple[np.ndarray, int]:
+    """``(4, width)`` source column in the observation of each encoded feature, per trump;
+    ``OBS_DIM`` points at an appended zero column (empty slots)."""
+    columns = [[] for _ in range(NUM_SUITS)]
+    for name, _size in OBSERVATION_LAYOUT:
+        start = SLICES[name].start
+        for trump in range(NUM_SUITS):
+            out = columns[trump]
+            if name in CARD_BLOCKS:
+                for block in range(CARD_BLOCKS[name]):
+                    source = np.full(NUM_SLOTS, OBS_DIM)
+                    source[CANONICAL_SLOTS[trump]] = start + block * NUM_CARDS + np.arange(NUM_CARDS)
+                    out.extend(source.tolist())
+            elif name == "voids":  # (10 seats x 5 effective suits) -> trumps, then plain suits
+                order = [4] + [(trump + 1 + j) % NUM_SUITS for j in range(3)]
+                for seat in range(MAX_PLAYERS):
+                    out.extend(start + seat * 5 + s for s in order)
+            else:
+                out.extend(range(start, start + _size))
+    table = np.array(columns, np.int64)
+    return table, table.shape[1]
+
+
+CANONICAL_GATHER, CANONICAL_DIM = _canonical_gather()
+
+
+def _inverse_gather() -> np.ndarray:
+    """``(4, OBS_DIM)``: the encoded column of each observation column per trump
+    (``CANONICAL_DIM`` for the one column the encoding drops: the void flag of the trump's
+    printed suit, which no card belongs to)."""
+    inverse = np.full((NUM_SUITS, OBS_DIM), CANONICAL_DIM, np.int64)
+    for trump in range(NUM_SUITS):
+        real = CANONICAL_GATHER[trump] < OBS_DIM
+        inverse[trump, CANONICAL_GATHER[trump][real]] = np.flatnonzero(real)
+    return inverse
+
+
+CANONICAL_INVERSE = _inverse_gather()
+
+
+def trump_of(obs: torch.Tensor) -> torch.Tensor:
+    """Trump suit ``(B,)`` of each observation."""
+    return obs[:, SLICES["trump"]].argmax(dim=1)
+
+
+class CardLinear(nn.Module):
+    """The first layer of a network, on the ``canonical`` or the ``raw`` encoding.
+
+    The canonical encoding is a per-trump permutation of the input columns, so on the CPU,
+    instead of moving every row's inputs, the layer permutes its own weight columns once per
+    trump suit and multiplies each trump's rows by their own matrix: the same result as a
+    ``Linear`` on the encoded input, for about the cost of a plain ``Linear``. On a GPU it
+    gathers the inputs (no host synchronisation). Its weight is stored in the encoded layout
+    (``(out, CANONICAL_DIM)``).
+    """
+
+    def __init__(self, out_features: int, encoding: str = "canonical"):
+        super().__init__()
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding={encoding!r} is not allowed: choose one of {', '.join(ENCODINGS)}")
+        self.encoding = encoding
+        self.linear = layer_init(nn.Linear(CANONICAL_DIM if encoding == "canonical" else OBS_DIM, out_features))
+        self.register_buffer("inverse", torch.from_numpy(CANONICAL_INVERSE), persistent=False)
+        self.register_buffer("gather", torch.from_numpy(CANONICAL_GATHER), persistent=False)
+
+    def forward(self, obs: torch.Tensor, trump: torch.Tensor | None = None) -> torch.Tensor:
+        if self.encoding == "raw":
+            return self.linear(obs)
+        trump = trump_of(obs) if trump is None else trump
+        if obs.device.type != "cpu":  # on a GPU gathering the inputs is cheap, and nothing waits
+            return self.linear(self.encode(obs, trump))
+        weight = torch.cat([self.linear.weight, self.linear.weight.new_zeros(self.linear.out_features, 1)], 1)
+        rows, outputs = [], []
+        for suit in range(NUM_SUITS):
+            idx = (trump == suit).nonzero(as_tuple=True)[0]
+            if len(idx):
+                rows.append(idx)
+                outputs.append(nn.functional.linear(obs.index_select(0, idx),
+                                                    weight.index_select(1, self.inverse[suit]), self.linear.bias))
+        order = torch.cat(rows)
+        stacked = torch.cat(outputs)
+        return stacked.new_empty(stacked.shape).index_copy(0, order, stacked)
+
+
+    def encode(self, obs: torch.Tensor, trump: torch.Tensor | None = None) -> torch.Tensor:
+        """The encoded input ``(B, CANONICAL_DIM)`` itself (what the GPU path multiplies)."""
+        trump = trump_of(obs) if trump is None else trump
+        padded = torch.cat([obs, obs.new_zeros(obs.shape[0], 1)], dim=1)
+        return padded.gather(1, self.gather[trump])
+
+
+def canonical_cards(per_card: torch.Tensor, trump: torch.Tensor, fill: int = -1) -> torch.Tensor:
+    """A per-card array ``(B, 52)`` moved to the canonical slots ``(B, 53)`` of each row's trump."""
+    out = per_card.new_full((per_card.shape[0], NUM_SLOTS), fill)
+    return out.scatter_(1, torch.from_numpy(CANONICAL_SLOTS).to(per_card.device)[trump], per_card)
+
+
+# ---------------------------------------------------------------------- the network
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+def mlp(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:
+    """The hidden layers (Linear + ReLU each); output layers are kept apart (see PolicyNet)."""
+    layers, width = [], inputs
+    for h in hidden:
+        layers += [layer_init(nn.Linear(width, h)), nn.ReLU()]
+        width = h
+    return nn.Sequential(*layers)
+
+
+def all_hands(holder: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The omniscient critic's extra input ``(B, 10 * C)``: one-hot relative holder of each card.
+
+    ``holder`` ``(B, C)`` integer, per card (``C = 52``) or per canonical slot (``C = 53``):
+    the holder counted from the viewer (0 the viewer, 1 on his left, ...), or -1 for a card
+    in no hand. Entry ``seat * C + card`` is 1 when that relative seat holds that card.
+    """
+    h = holder.long()
+    out = torch.zeros(h.shape[0], MAX_PLAYERS, h.shape[1], dtype=dtype, device=h.device)
+    out.scatter_(1, h.clamp(min=0).unsqueeze(1), (h >= 0).unsqueeze(1).to(dtype))
+    return out.reshape(h.shape[0], -1)
+
+
+class PolicyNet(nn.Module):
+    """Actor (observation -> 107 logits) and critic (observation [+ all hands] -> equity).
+
+    Both read the observation through a :class:`CardLinear` first layer. Hidden layers run in whatever
+    precision the caller's autocast gives (bf16 in training where the hardware has it); the
+    two output layers always run in float32, so that log-probabilities and values keep
+    their precision.
+
+    Args:
+        hidden: widths of the hidden layers, the same for actor and critic.
+        critic: ``"omniscient"`` (also sees every hand, training only) or ``"local"``.
+        encoding: ``"canonical"`` (card blocks in the trump's frame) or ``"raw"``.
+    """
+
+    def __init__(self, hidden: tuple[int, ...] = (256, 256), critic: str = "local",
+                 encoding: str = "canonical"):
+        super().__init__()
+        if critic not in CRITICS:
+            raise ValueError(f"critic={critic!r} is not allowed: choose one of {', '.join(CRITICS)}")
+        if not hidden or any(int(h) < 1 for h in hidden):
+            raise ValueError(f"hidden={hidden!r}: give at least one positive layer width")
+        self.hidden = tuple(int(h) for h in hidden)
+        self.critic_kind = critic
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding={encoding!r} is not allowed: choose one of {', '.join(ENCODINGS)}")
+        self.encoding = encoding
+        self.actor_first = CardLinear(self.hidden[0], encoding)
+        self.actor_body = nn.Sequential(nn.ReLU(), *mlp(self.hidden[0], self.hidden[1:]))
+        self.actor_head = layer_init(nn.Linear(self.hidden[-1], NUM_ACTIONS), std=0.01)
+        self.critic_first = CardLinear(self.hidden[0], encoding)
+        if critic == "omniscient":
+            # The first layer's columns for the one-hot "who holds each card" (all_hands).
+            cards = NUM_SLOTS if encoding == "canonical" else NUM_CARDS
+            self.critic_hands = nn.Linear(MAX_PLAYERS * cards, self.hidden[0], bias=False)
+            torch.nn.init.orthogonal_(self.critic_hands.weight, np.sqrt(2))
+        self.critic_body = nn.Sequential(nn.ReLU(), *mlp(self.hidden[0], self.hidden[1:]))
+        self.critic_head = layer_init(nn.Linear(self.hidden[-1], 1), std=1.0)
+
+    @property
+    def config(self) -> dict:
+        return {"hidden": list(self.hidden), "critic": self.critic_kind, "encoding": self.encoding}
+
+    @staticmethod
+    def _head(layer: nn.Linear, h: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(h.device.type, enabled=False):
+            return layer(h.float())
+
+    def logits(self, obs: torch.Tensor, trump: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(B, 107)`` float32, unmasked (act through :meth:`distribution`)."""
+        return self._head(self.actor_head, self.actor_body(self.actor_first(obs, trump)))
+
+    def distribution(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
+        return MaskedCategorical(self.logits(obs), mask)
+
+    def value(self, obs: torch.Tensor, holder_relative: torch.Tensor | None = None,
+              trump: torch.Tensor | None = None) -> torch.Tensor:
+        """Expected equity ``(B,)`` float32. The omniscient critic needs ``holder_relative``
+        ``(B, 52)``: each card's holder counted from the viewer, -1 for none."""
+        trump = trump_of(obs) if trump is None and self.encoding == "canonical" else trump
+        h = self.critic_first(obs, trump)
+        if self.critic_kind == "omniscient":
+            if holder_relative is None:
+                raise ValueError("the omniscient critic needs holder_relative (every hand at the table)")
+            holder = holder_relative.long()
+            if self.encoding == "canonical":
+                holder = canonical_cards(holder, trump)
+            h = h + self.critic_hands(all_hands(holder, h.dtype))
+        return self._head(self.critic_head, self.critic_body(h)).squeeze(-1)
+
+    def evaluate(self, obs: torch.Tensor, mask: torch.Tensor, holder_relative: torch.Tensor | None = None):
+        """``(distribution, value)`` of a batch (training)."""
+        trump = trump_of(obs) if self.encoding == "canonical" else None
+        return MaskedCategorical(self.logits(obs, trump), mask), self.value(obs, holder_relative, trump)
+
+
+# ---------------------------------------------------------------------- checkpoints
+def save_checkpoint(path, net: PolicyNet, args: dict, progress: dict | None = None,
+                    optimizer: torch.optim.Optimizer | None = None) -> None:
+    """Write one checkpoint file (atomically: a temporary file, then a rename)."""
+    data = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "observation_version": OBSERVATION_VERSION,
+        "obs_dim": OBS_DIM,
+        "num_actions": NUM_ACTIONS,
+        "model": net.config,
+        "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        "args": dict(args),
+        "progress": dict(progress or {}),
+    }
+    if optimizer is not None:
+        data["optimizer"] = optimizer.state_dict()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(data, tmp)
+    os.replace(tmp, path)
+
+
+class CheckpointError(ValueError):
+    """A file that is not a spoilfive policy checkpoint, or one that does not fit."""
+
+
+def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
+    """Rebuild the network of a checkpoint strictly. Returns ``(net, checkpoint dict)``."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint file at {path}")
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as error:  # a pickle of something else, a truncated file, ...
+        raise CheckpointError(f"{path} is not a readable torch checkpoint: {error}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a spoilfive policy checkpoint (no format={FORMAT!r} entry)")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint format version {data.get('format_version')!r}; this spoilfive "
+            f"reads version {FORMAT_VERSION}")
+    problems = []
+    if data.get("observation_version") != OBSERVATION_VERSION:
+        problems.append(f"it was trained on observation layout version {data.get('observation_version')!r}, "
+                        f"this spoilfive_env has version {OBSERVATION_VERSION}")
+    if data.get("obs_dim") != OBS_DIM:
+        problems.append(f"its observation has {data.get('obs_dim')!r} features, this spoilfive_env has {OBS_DIM}")
+    if data.get("num_actions") != NUM_ACTIONS:
+        problems.append(f"it has {data.get('num_actions')!r} actions, this spoilfive_env has {NUM_ACTIONS}")
+    if problems:
+        raise CheckpointError(f"{path} does not fit this version of spoilfive: " + "; ".join(problems)
+                              + ". Retrain with `python train.py` or use a spoilfive release that matches.")
+    model = data.get("model") or {}
+    try:
+        net = PolicyNet(hidden=tuple(model["hidden"]), critic=model["critic"],
+                        encoding=model.get("encoding", "raw"))
+        net.load_state_dict(data["state_dict"], strict=True)
+    except (KeyError, TypeError, ValueError, RuntimeError) as error:
+        raise CheckpointError(f"{path}: the weights do not fit the network it describes ({model}): {error}") from None
+    return net, data
+
+
+# ---------------------------------------------------------------------- the agent
+class PolicyAgent(Agent):
+    """A trained policy as an :class:`~agents.base.Agent` (actor only, CPU by default).
+
+    Args:
+        net: the :class:`PolicyNet`.
+        seed: seed of the agent's own generator (used only when ``greedy=False``).
+        greedy: play the most probable legal action (default) instead of sampling.
+        name: the name shown in tournaments.
+        device: torch device of the network.
+        threads: torch CPU threads while acting (default 1: a tournament's batches are small,
+            and extra OpenMP threads stall badly on a busy machine); None leaves torch's setting.
+    """
+
+    name = "policy"
+
+    def __init__(self, net: PolicyNet, seed: int | None = None, *, greedy: bool = True,
+                 name: str | None = None, device: str | torch.device = "cpu", threads: int | None = 1):
+        super().__init__(seed)
+        self.threads = threads
+        self.device = torch.device(device)
+        self.net = net.to(self.device).eval()
+        self.greedy = greedy
+        if name is not None:
+            self.name = name
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.threads is None or self.device.type != "cpu":
+            return self._act_batch(observations, masks)
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            return self._act_batch(observations, masks)
+        finally:
+            torch.set_num_threads(previous)
+
+    @torch.inference_mode()
+    def _act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.device)
+        mask = torch.as_tensor(np.asarray(masks, dtype=bool), device=self.device)
+        if obs.ndim != 2 or obs.shape[1] != OBS_DIM or mask.shape != (obs.shape[0], NUM_ACTIONS):
+            raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
+                             f"got {tuple(obs.shape)} and {tuple(mask.shape)}")
+        if len(obs) == 0:
+            return np.zeros(0, np.int64)
+        if not bool(mask.any(dim=1).all()):
+            raise ValueError("act_batch needs at least one legal action in every mask row")
+        logits = self.net.logits(obs)
+        if not bool(torch.isfinite(logits).all()):
+            raise ValueError("the policy network gave non-finite logits: its weights are broken (a diverged run?)")
+        if self.greedy:
+            return MaskedCategorical(logits, mask).mode().cpu().numpy().astype(np.int64)
+        # Sampling with the agent's own numpy generator keeps seeding explicit.
+        logp = MaskedCategorical(logits, mask).log_probs.cpu().numpy()
+        gumbel = self.rng.gumbel(size=logp.shape)
+        return np.where(np.asarray(masks, dtype=bool), logp + gumbel, -np.inf).argmax(axis=1).astype(np.int64)
+
+
+def resolve_checkpoint(name_or_path) -> Path:
+    """A checkpoint path, or a shipped name such as ``"ppo"`` -> ``agents/checkpoints/ppo.pt``."""
+    path = Path(name_or_path)
+    if path.suffix == ".pt" or path.exists() or os.sep in str(name_or_path):
+        return path
+    return CHECKPOINT_DIR / f"{name_or_path}.pt"
+
+
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped in ``agents/checkpoints/``."""
+    return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.pt"))
+
+
+def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
+                      device: str | torch.device = "cpu") -> PolicyAgent:
+    """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file."""
+    path = resolve_checkpoint(path)
+    net, data = load_checkpoint(path, map_location=device)
+    name = path.stem if path.parent == CHECKPOINT_DIR else str(path)
+    return PolicyAgent(net, seed, greedy=greedy, name=name, device=device)

@@ -1,0 +1,321 @@
+"""Self-play training and the trained policy: a CI smoke run that must already beat
+``random``, resuming, checkpoint round trips and refusals, the masked distribution, GAE
+along each seat's trajectory, and the canonical card encoding.
+
+The smoke run is one subprocess of ``train.py`` capped at about 1.5 minutes; the whole file
+takes about 2.5 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import load_agent  # noqa: E402
+from agents.evaluate import evaluate  # noqa: E402
+from agents.policy import (  # noqa: E402
+    CANONICAL_GATHER,
+    CANONICAL_SLOTS,
+    CheckpointError,
+    MaskedCategorical,
+    PolicyAgent,
+    PolicyNet,
+    load_checkpoint,
+    load_policy_agent,
+    save_checkpoint,
+    shipped_checkpoints,
+    trump_of,
+)
+from spoilfive_env.cards import ACE_OF_HEARTS, card_index  # noqa: E402
+from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.observation import OBS_DIM, OBSERVATION_VERSION, SLICES  # noqa: E402
+from spoilfive_env.rules import Rules  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE_DECISIONS = 1_600_000
+
+
+def load_train_module():
+    spec = importlib.util.spec_from_file_location("train_module", ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_train(*args, timeout=300):
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def batch_of_observations(sizes=(2, 3, 4, 6, 10), games=64, seed=0):
+    """Observations and masks from the middle of hands at several table sizes."""
+    rng = np.random.default_rng(seed)
+    observations, masks = [], []
+    for n in sizes:
+        core = SpoilFiveCore(games, rules=Rules(num_players=n), seed=seed + n)
+        for _ in range(rng.integers(0, 2 * n)):
+            mask = core.legal_mask()
+            scores = rng.random(mask.shape) * mask
+            core.step(scores.argmax(axis=1))
+            if core.done.any():
+                core.reset(core.done)
+        observations.append(core.observe())
+        masks.append(core.legal_mask())
+    return np.concatenate(observations), np.concatenate(masks)
+
+
+# ---------------------------------------------------------------------- the smoke run
+SMOKE_ARGS = ("--run-name", "smoke", "--seed", "3", "--total-decisions", str(SMOKE_DECISIONS),
+              "--time-limit", "1.5", "--num-games", "2048", "--snapshot-every", "4", "--save-every", "4",
+              "--eval-every", "8", "--eval-deals", "50", "--eval-players", "4", "--final-eval-deals", "100",
+              "--torch-threads", "1", "--no-progress-bar")
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    proc = run_train("--runs-dir", str(runs), *SMOKE_ARGS)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return runs / "smoke"
+
+
+def test_smoke_run_writes_everything(smoke_run):
+    for name in ("checkpoint.pt", "agent.pt", "progress.csv", "summary.json", "args.json",
+                 "learning_curve.png", "snapshots/iter_000000.pt", "snapshots/iter_000004.pt"):
+        assert (smoke_run / name).is_file(), name
+    assert list(smoke_run.glob("events.out.tfevents.*"))
+    with open(smoke_run / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 8
+    assert any(row["eval_4p_share"] for row in rows)  # periodic and final evaluations
+    summary = json.loads((smoke_run / "summary.json").read_text())
+    assert summary["progress"]["decisions"] > 0
+    assert set(summary["time_fractions"]) >= {"env", "policy", "update"}
+    _, data = load_checkpoint(smoke_run / "agent.pt")
+    assert "optimizer" not in data and data["args"]["seed"] == 3
+    assert data["observation_version"] == OBSERVATION_VERSION
+
+
+def test_smoke_run_beats_random(smoke_run):
+    """After at most ~1.5 minutes of training the policy wins more than its fair share of
+    pools at a table of randoms, with the 95% interval above the fair share."""
+    agent = load_agent(str(smoke_run / "agent.pt"), seed=0)
+    report = evaluate([agent, "random"], num_players=4, deals=1000, seed=123)
+    me = report["agents"][report["lineup"][0]]
+    assert me["pool_share"] - me["pool_share_ci95"] > me["fair_share"], me
+    assert me["mean_equity"] - me["equity_ci95"] > 0, me
+
+
+def test_resume_continues_the_run(smoke_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "smoke"
+    shutil.copytree(smoke_run, run)
+    before = json.loads((run / "summary.json").read_text())["progress"]
+    refused = run_train("--runs-dir", str(tmp_path), "--run-name", "smoke", "--seed", "3", "--no-progress-bar")
+    assert refused.returncode != 0 and "--resume" in refused.stderr
+    proc = run_train("--runs-dir", str(tmp_path), "--run-name", "smoke", "--resume", "--time-limit", "0",
+                     "--total-decisions", str(before["decisions"] + 100_000), "--final-eval-deals", "0",
+                     "--eval-every", "0", "--no-progress-bar", "--torch-threads", "1")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    after = json.loads((run / "summary.json").read_text())["progress"]
+    assert after["iteration"] > before["iteration"] and after["decisions"] > before["decisions"]
+    _, data = load_checkpoint(run / "checkpoint.pt")
+    assert data["args"]["num_games"] == 2048  # the run's own arguments came back
+
+
+def test_help_comes_from_the_args_docstrings(capsys):
+    train = load_train_module()
+    with pytest.raises(SystemExit):
+        train.parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps help lines
+    assert "--critic" in out and "omniscient (it also sees every hand" in out
+    assert "--no-anneal-lr" in out
+    args = train.parse_args(["--num-games", "8", "--no-anneal-lr"])
+    assert args.num_games == 8 and args.anneal_lr is False
+
+
+# ---------------------------------------------------------------------- checkpoints
+def test_checkpoint_round_trip(tmp_path):
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(32, 16), critic="omniscient")
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, net, {"seed": 5, "critic": "omniscient"}, {"iteration": 7})
+    observations, masks = batch_of_observations()
+    expected = PolicyAgent(net).act_batch(observations, masks)
+    for agent in (load_policy_agent(path), load_agent(str(path)), load_agent(path)):
+        assert np.array_equal(agent.act_batch(observations, masks), expected)
+        assert masks[np.arange(len(masks)), expected].all()
+    loaded, data = load_checkpoint(path)
+    assert data["args"]["seed"] == 5 and data["progress"]["iteration"] == 7
+    for key, value in net.state_dict().items():
+        assert torch.equal(loaded.state_dict()[key], value)
+    one = {"observation": observations[3], "action_mask": masks[3].astype(np.int8)}
+    assert load_agent(str(path)).act(one) == expected[3]
+
+
+def test_shipped_checkpoints_load_by_name():
+    names = shipped_checkpoints()
+    if not names:
+        pytest.skip("no checkpoint shipped yet")
+    observations, masks = batch_of_observations(seed=4)
+    for name in names:
+        agent = load_agent(name, seed=0)
+        actions = agent.act_batch(observations, masks)
+        assert masks[np.arange(len(masks)), actions].all()
+
+
+def _save_and_edit(tmp_path, **changes):
+    path = tmp_path / "edited.pt"
+    save_checkpoint(path, PolicyNet(hidden=(16,), critic="omniscient"), {})
+    data = torch.load(path, weights_only=True)
+    data.update(changes)
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"observation_version": OBSERVATION_VERSION + 1}, "observation layout version"),
+    ({"obs_dim": OBS_DIM - 1}, f"this spoilfive_env has {OBS_DIM}"),
+    ({"num_actions": 106}, "actions"),
+    ({"format_version": 99}, "format version"),
+    ({"format": "something-else"}, "not a spoilfive policy checkpoint"),
+    ({"model": {"hidden": [64], "critic": "omniscient", "encoding": "canonical"}}, "do not fit"),
+    ({"model": {"hidden": [16], "critic": "local", "encoding": "canonical"}}, "do not fit"),
+])
+def test_a_checkpoint_that_does_not_fit_is_refused(tmp_path, changes, words):
+    path = _save_and_edit(tmp_path, **changes)
+    with pytest.raises(CheckpointError, match=words):
+        load_policy_agent(path)
+    with pytest.raises(ValueError, match=words):  # load_agent passes the reason on
+        load_agent(str(path))
+
+
+def test_files_that_are_no_checkpoint_are_refused(tmp_path):
+    text = tmp_path / "notes.pt"
+    text.write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable torch checkpoint"):
+        load_policy_agent(text)
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, other)
+    with pytest.raises(CheckpointError, match="not a spoilfive policy checkpoint"):
+        load_policy_agent(other)
+    with pytest.raises(CheckpointError, match="no checkpoint file"):
+        load_policy_agent(tmp_path / "missing.pt")
+
+
+# ---------------------------------------------------------------------- the policy
+def test_masked_categorical_only_ever_picks_legal_actions():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(4000, 107, generator=gen) * 5
+    mask = torch.rand(4000, 107, generator=gen) < 0.05
+    mask[torch.arange(4000), torch.randint(0, 107, (4000,), generator=gen)] = True
+    logits[~mask] += 1000.0  # illegal actions are the most tempting ones
+    dist = MaskedCategorical(logits, mask)
+    for _ in range(5):
+        assert mask.gather(1, dist.sample(gen)[:, None]).all()
+    assert mask.gather(1, dist.mode()[:, None]).all()
+    assert torch.isfinite(dist.log_prob(dist.sample(gen))).all()
+    single = mask.sum(1) == 1
+    assert single.any()
+    assert torch.allclose(dist.entropy()[single], torch.zeros(int(single.sum())), atol=1e-6)
+    assert (dist.entropy() >= -1e-6).all()
+    probs = dist.log_probs.exp()
+    assert torch.allclose(probs.sum(1), torch.ones(4000), atol=1e-5)
+    assert (probs[~mask] == 0).all()
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_policy_agent_plays_whole_hands_legally_at_every_table_size(greedy):
+    torch.manual_seed(1)
+    agent = PolicyAgent(PolicyNet(hidden=(32,), critic="local"), seed=0, greedy=greedy)
+    for n in range(2, 11):
+        core = SpoilFiveCore(128, rules=Rules(num_players=n), seed=n)
+        while not core.done.all():
+            core.step(agent.act_batch(core.observe(), core.legal_mask()))  # raises on an illegal action
+
+
+def test_seat_gae_matches_a_per_trajectory_reference():
+    train = load_train_module()
+    rng = np.random.default_rng(0)
+    # Random trajectories interleaved over steps (a trajectory acts at most once a step);
+    # each row's successor is that trajectory's row at its next step.
+    steps, per_step = 12, 30
+    offsets, owner = [0], []
+    for _ in range(steps):
+        owner.extend(rng.choice(40, size=per_step, replace=False).tolist())
+        offsets.append(len(owner))
+    owner = np.array(owner)
+    next_row = np.full(len(owner), -1)
+    last = {}
+    for row in range(len(owner)):
+        if owner[row] in last:
+            next_row[last[owner[row]]] = row
+        last[owner[row]] = row
+    values = rng.normal(size=len(owner)).astype(np.float32)
+    reward = np.where(next_row < 0, rng.normal(size=len(owner)), 0).astype(np.float32)
+    gamma, lam = 0.97, 0.9
+    got = train.seat_gae(values, reward, next_row, offsets, gamma, lam)
+
+    def reference(row):  # the textbook recursion along one trajectory
+        following = next_row[row]
+        if following < 0:
+            return reward[row] - values[row]
+        delta = reward[row] + gamma * values[following] - values[row]
+        return delta + gamma * lam * reference(following)
+
+    assert np.allclose(got, [reference(r) for r in range(len(owner))], atol=1e-5)
+
+
+def test_canonical_encoding_puts_each_card_in_its_trump_frame():
+    for trump in range(4):
+        slots = CANONICAL_SLOTS[trump]
+        assert sorted(slots.tolist()) == sorted(set(slots.tolist())) and len(slots) == 52
+        assert slots[13 * trump + 4] == 0  # the five of trumps is the top trump
+        assert slots[13 * trump + 10] == 1  # then the jack
+        assert slots[ACE_OF_HEARTS] == 2
+        assert slots[13 * trump] in (2, 3)  # the ace of trumps (the ace of hearts itself in hearts)
+    assert CANONICAL_SLOTS[2, card_index("KH")] == 4 and CANONICAL_SLOTS[0, card_index("KC")] == 4
+    # The layer on the plain observation equals a Linear on the explicitly encoded one.
+    observations, _ = batch_of_observations(seed=2)
+    obs = torch.from_numpy(observations)
+    net = PolicyNet(hidden=(24,), encoding="canonical")
+    layer = net.actor_first
+    padded = torch.cat([obs, torch.zeros(len(obs), 1)], 1)
+    encoded = padded.gather(1, torch.from_numpy(CANONICAL_GATHER)[trump_of(obs)])
+    assert torch.equal(layer.encode(obs), encoded)  # what the GPU path multiplies
+    assert torch.allclose(layer(obs), layer.linear(encoded), atol=1e-5)
+    # Each hand card sits in its canonical slot of the encoded hand block.
+    trumps = trump_of(obs).numpy()
+    hand = observations[:, SLICES["hand"]]
+    for row in range(0, len(obs), 37):
+        cards = np.flatnonzero(hand[row])
+        expected = np.zeros(53)
+        expected[CANONICAL_SLOTS[trumps[row], cards]] = 1
+        assert np.array_equal(encoded[row, :53].numpy(), expected)
+
+
+def test_omniscient_critic_reads_every_hand():
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(16,), critic="omniscient")
+    observations, _ = batch_of_observations(seed=3)
+    obs = torch.from_numpy(observations)
+    holder = torch.randint(-1, 3, (len(obs), 52), dtype=torch.int8)
+    value = net.value(obs, holder)
+    assert value.shape == (len(obs),) and torch.isfinite(value).all()
+    assert not torch.allclose(value, net.value(obs, torch.full_like(holder, -1)))
+    with pytest.raises(ValueError, match="holder_relative"):
+        net.value(obs)
+    local = PolicyNet(hidden=(16,), critic="local")
+    assert local.value(obs).shape == (len(obs),)

@@ -1,0 +1,753 @@
+"""Self-play PPO for Spoil Five on the vectorised core (one file, read top to bottom).
+
+    python train.py                      # the default run: ~20 minutes on 2 CPU cores
+    python train.py --help               # every option, with its help
+    python train.py --resume             # continue runs/<run name> from its checkpoint
+    tensorboard --logdir runs            # watch it
+
+What happens (the signposts in ``main`` follow this list):
+
+1. **Tables.** One :class:`~spoilfive_env.core.SpoilFiveCore` per table size in
+   ``--min-players..--max-players`` (``--num-games`` split evenly, so each game's table size
+   is uniform over the range), stepped together; one network plays every size through the
+   padded observation. Episodes are single hands under the equity reward.
+2. **League.** Each hand draws a table kind by ``--league`` weights: ``self`` (every seat
+   is the current policy) or an opponent kind (``snapshot``: a frozen past policy from the
+   run's ``snapshots/``; ``spoiler``, ``greedy``, ``random``: the baselines of
+   :mod:`agents`); at an opponent table each seat is the current policy with probability
+   ``--current-seats`` (at least one) and the opponent otherwise. Only current-policy seats
+   are trained.
+3. **Rollout.** Every game plays ``--hands-per-game`` hands (then waits for the others).
+   Each (game, seat) is its own trajectory of that seat's decisions; decisions with a
+   single legal action are played without the network and are not trajectory steps. The
+   hand's equity reaches each seat's last decision.
+4. **Advantages.** GAE along each seat's trajectory (``--gamma``, ``--gae-lambda``); the
+   critic is ``local`` (the seat's observation) or ``omniscient`` (it also sees every hand,
+   as PerfectDou's does; training only).
+5. **Update.** PPO with a clipped objective over ``--update-epochs`` passes of minibatches;
+   bf16 autocast where the hardware has it (``--precision``).
+6. **Watching.** A tqdm bar (decisions/s, last evaluation), TensorBoard scalars
+   (``charts/``, ``losses/``, ``eval/``, ``time/``) and ``progress.csv`` under
+   ``runs/<run name>/``; every ``--eval-every`` iterations an evaluation through
+   :func:`agents.evaluate.evaluate` against tables of ``spoiler`` (one policy seat, duplicate
+   deals, every rotation, 95% intervals); a learning-curve plot ``learning_curve.png`` at
+   the end.
+7. **Checkpoints.** ``checkpoint.pt`` (resumable: weights, optimizer, arguments,
+   observation version, progress) and ``agent.pt`` (the same without the optimizer, what
+   ``load_agent`` reads); ``--ship-as NAME`` copies ``agent.pt`` to
+   ``agents/checkpoints/NAME.pt`` so that ``load_agent("NAME")`` finds it.
+
+Decisions per second count every decision made at the tables (all seats, forced ones
+included); ``trained`` counts the current policy's non-forced decisions, the PPO samples.
+"""
+
+import argparse
+import ast
+import csv
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents import load_agent
+from agents.policy import (CHECKPOINT_DIR, PolicyAgent, PolicyNet, load_checkpoint,
+                           save_checkpoint)
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import NUM_CARDS
+from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.rules import Rules
+
+
+@dataclass
+class Args:
+    exp_name: str = "ppo"
+    """name of the experiment; the run lives in runs/<exp_name>-s<seed> unless --run-name is given"""
+    run_name: str = ""
+    """explicit run directory name under --runs-dir (default <exp_name>-s<seed>)"""
+    runs_dir: str = "runs"
+    """folder holding the runs"""
+    seed: int = 1
+    """seed of everything: deals, league draws, network initialisation, action sampling"""
+    device: str = "auto"
+    """torch device: auto (cuda when present, else cpu), cpu, cuda, cuda:1, ..."""
+    torch_threads: int = 0
+    """torch CPU threads of the PPO update; 0: whichever of 1 and one per core updates faster, timed
+    every 50 iterations (on a shared machine extra threads can be far slower). The rollout, which
+    alternates with the environment's NumPy, always uses one (idle OpenMP workers spin on its core)"""
+    precision: str = "auto"
+    """bf16 or fp32 network arithmetic; auto: bf16 on CUDA and on CPUs with native bf16, else fp32"""
+    total_decisions: int = 30_000_000
+    """stop after this many decisions at the tables (all seats, forced ones included)"""
+    time_limit: float = 0.0
+    """also stop after this many minutes of training (0: no limit)"""
+    min_players: int = 3
+    """smallest table size trained"""
+    max_players: int = 6
+    """largest table size trained"""
+    num_games: int = 4096
+    """games stepped together, split evenly over the table sizes"""
+    hands_per_game: int = 1
+    """hands each game plays per rollout (a rollout ends when every game has played them)"""
+    hidden: str = "256,256"
+    """widths of the hidden layers of actor and critic"""
+    critic: str = "local"
+    """local (the critic sees the observation) or omniscient (it also sees every hand, as PerfectDou's
+    does; training only): omniscient fits values better but gave no measurably stronger policy"""
+    encoding: str = "canonical"
+    """network input: canonical (card blocks in the trump's frame, see agents/policy.py) or raw"""
+    learning_rate: float = 1e-3
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to zero over the run"""
+    gamma: float = 1.0
+    """discount along a seat's decisions in a hand"""
+    gae_lambda: float = 0.95
+    """GAE lambda along a seat's decisions"""
+    minibatch_size: int = 2048
+    """decisions per PPO minibatch (a rollout splits into near-equal minibatches of about this size)"""
+    update_epochs: int = 2
+    """passes over each rollout's decisions"""
+    norm_adv: bool = True
+    """normalise advantages within each minibatch"""
+    clip_coef: float = 0.2
+    """PPO clipping coefficient"""
+    clip_vloss: bool = False
+    """clip the value loss as CleanRL's PPO does (off: it slows the critic on rewards of several chips)"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    target_kl: float = 0.0
+    """stop an update's epochs early past this approximate KL (0: never)"""
+    league: str = "self=0.5,snapshot=0.2,spoiler=0.2,greedy=0.05,random=0.05"
+    """weights of the table kinds drawn for each hand (self: every seat is the current policy)"""
+    current_seats: float = 0.5
+    """at an opponent table, the chance that each seat is the current policy (at least one is)"""
+    snapshot_every: int = 20
+    """save a frozen snapshot of the policy for the league every this many iterations"""
+    eval_every: int = 25
+    """evaluate against spoiler tables every this many iterations (0: only at the end)"""
+    eval_players: str = "3,4,5"
+    """table sizes of the periodic evaluation against spoiler tables"""
+    eval_deals: int = 300
+    """deals per table size in a periodic evaluation (each played in every rotation)"""
+    final_eval_deals: int = 1000
+    """deals per table size in the evaluation at the end (0: skip)"""
+    save_every: int = 25
+    """write checkpoint.pt every this many iterations"""
+    resume: bool = False
+    """continue the run from runs/<run name>/checkpoint.pt (its saved arguments win, except the stopping ones)"""
+    ship_as: str = ""
+    """at the end, copy agent.pt to agents/checkpoints/<ship_as>.pt (loadable as load_agent("<ship_as>"))"""
+    progress_bar: bool = True
+    """show the tqdm progress bar"""
+
+
+# Options a resumed run may change; the rest come from the checkpoint.
+RESUME_OVERRIDES = ("total_decisions", "time_limit", "device", "torch_threads", "ship_as",
+                    "progress_bar", "eval_every", "final_eval_deals", "resume")
+TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
+CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
+BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
+
+
+def parse_args(argv=None) -> Args:
+    """Command-line options from the fields of :class:`Args`; each field's docstring is its help."""
+    tree = ast.parse(Path(__file__).read_text())
+    body = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Args").body
+    helps = {}
+    for node, following in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr) \
+                and isinstance(following.value, ast.Constant):
+            helps[node.target.id] = following.value.value
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for field in dataclasses.fields(Args):
+        flag = "--" + field.name.replace("_", "-")
+        if field.type is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default,
+                                help=helps.get(field.name))
+        else:
+            parser.add_argument(flag, type=field.type, default=field.default, help=helps.get(field.name))
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def parse_weights(text: str) -> np.ndarray:
+    weights = np.zeros(len(TABLE_KINDS))
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or name.strip() not in TABLE_KINDS:
+            raise ValueError(f"--league item {item!r} must be KIND=WEIGHT with KIND one of {', '.join(TABLE_KINDS)}")
+        weights[TABLE_KINDS.index(name.strip())] = float(value)
+    if (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError(f"--league {text!r}: weights must be non-negative and not all zero")
+    return weights / weights.sum()
+
+
+class Tables:
+    """One core per table size, the league's seat assignment, and each seat's open trajectory."""
+
+    def __init__(self, args: Args, league: np.ndarray):
+        sizes = list(range(args.min_players, args.max_players + 1))
+        if not sizes:
+            raise ValueError(f"--min-players {args.min_players} is above --max-players {args.max_players}")
+        per_size = max(1, args.num_games // len(sizes))
+        self.cores = [SpoilFiveCore(per_size, rules=Rules(num_players=n), mode="hand", reward="equity",
+                                    deal=False) for n in sizes]
+        self.league = league
+        self.current_seats = args.current_seats
+        self.hands_per_game = args.hands_per_game
+        self.rng = np.random.default_rng()
+        self.seat_kind = [np.zeros((c.batch_size, c.num_players), np.int8) for c in self.cores]
+        self.table_kind = [np.zeros(c.batch_size, np.int8) for c in self.cores]
+        self.last_row = [np.full((c.batch_size, c.num_players), -1, np.int64) for c in self.cores]
+        self.hands_left = [np.zeros(c.batch_size, np.int64) for c in self.cores]
+
+    def start_rollout(self, seed_words: list[int]) -> None:
+        self.rng = np.random.default_rng(seed_words)
+        for i, core in enumerate(self.cores):
+            core.rng = np.random.default_rng(seed_words + [i])
+            self.hands_left[i][:] = self.hands_per_game
+            self.last_row[i][:] = -1
+            self.deal(i, np.arange(core.batch_size))
+
+    def deal(self, i: int, games: np.ndarray) -> None:
+        """New hands in ``games`` of core ``i``, with a fresh draw of the league."""
+        core, k, n = self.cores[i], len(games), self.cores[i].num_players
+        core.reset(games)
+        self.hands_left[i][games] -= 1
+        kind = self.rng.choice(len(TABLE_KINDS), size=k, p=self.league).astype(np.int8)
+        current = self.rng.random((k, n)) < self.current_seats
+        current[np.arange(k), self.rng.integers(0, n, size=k)] = True  # at least one trained seat
+        seats = np.where(current, CURRENT, kind[:, None]).astype(np.int8)
+        seats[kind == 0] = CURRENT  # "self" tables
+        self.seat_kind[i][games] = seats
+        self.table_kind[i][games] = kind
+
+
+def seat_gae(values, reward, next_row, step_offsets, gamma: float, lam: float) -> np.ndarray:
+    """GAE along each seat's own trajectory.
+
+    Rows are decisions in the order they were made; ``next_row[i]`` is the same seat's next
+    decision in the same hand (always a later row) or -1 after its last one, which carries
+    the hand's reward and has no successor. ``step_offsets`` cut the rows into rollout steps,
+    so a backward sweep over steps sees every successor before its predecessor.
+    """
+    has_next = next_row >= 0
+    safe_next = np.maximum(next_row, 0)
+    delta = reward + gamma * np.where(has_next, values[safe_next], 0.0) - values
+    advantages = np.zeros(len(values), np.float32)
+    for a, b in zip(step_offsets[-2::-1], step_offsets[:0:-1]):  # steps, last first
+        follow = np.where(has_next[a:b], advantages[safe_next[a:b]], 0.0)
+        advantages[a:b] = delta[a:b] + gamma * lam * follow
+    return advantages
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def use_bf16(precision: str, device: torch.device) -> bool:
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"--precision {precision!r}: choose auto, bf16 or fp32")
+    if precision != "auto":
+        return precision == "bf16"
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def evaluate_against_spoilers(net: PolicyNet, sizes: list[int], deals: int, seed: int, device) -> dict:
+    """One policy seat against a table of spoilers at each size (agents.evaluate)."""
+    from agents.evaluate import evaluate
+
+    agent = PolicyAgent(net, seed=seed, greedy=True, name="policy", device=device)
+    results = {}
+    for n in sizes:
+        report = evaluate([agent, "spoiler"], num_players=n, deals=deals, seed=seed)
+        me = report["agents"]["policy"]
+        results[n] = {
+            "pool_share": me["pool_share"], "pool_share_ci95": me["pool_share_ci95"],
+            "fair_share": me["fair_share"], "equity": me["mean_equity"], "equity_ci95": me["equity_ci95"],
+            "spoil_rate": report["table"]["spoil_rate"],
+        }
+    return results
+
+
+def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(csv_path) as f:
+        rows = [r for r in csv.DictReader(f)]
+    if not rows:
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    decisions = np.array([float(r["decisions"]) for r in rows]) / 1e6
+    sizes = sorted({int(k.split("_")[1][:-1]) for k in rows[0] if k.startswith("eval_") and k.endswith("_share")}
+                   if any(k.startswith("eval_") for k in rows[0]) else [])
+    for n in sizes:
+        have = [i for i, r in enumerate(rows) if r.get(f"eval_{n}p_share")]
+        if not have:
+            continue
+        x = decisions[have]
+        share = np.array([float(rows[i][f"eval_{n}p_share"]) - 1.0 / n for i in have]) * 100
+        share_ci = np.array([float(rows[i][f"eval_{n}p_share_ci"]) for i in have]) * 100
+        equity = np.array([float(rows[i][f"eval_{n}p_equity"]) for i in have])
+        equity_ci = np.array([float(rows[i][f"eval_{n}p_equity_ci"]) for i in have])
+        line, = ax1.plot(x, share, marker="o", label=f"{n} players")
+        ax1.fill_between(x, share - share_ci, share + share_ci, color=line.get_color(), alpha=0.2)
+        ax2.plot(x, equity, marker="o", color=line.get_color(), label=f"{n} players")
+        ax2.fill_between(x, equity - equity_ci, equity + equity_ci, color=line.get_color(), alpha=0.2)
+    for ax, title in ((ax1, "share of won pools above fair share (points)"),
+                      (ax2, "mean equity per hand (chips)")):
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xlabel("decisions (millions)")
+        ax.set_title(f"one policy seat vs spoiler tables: {title}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    run_name = args.run_name or f"{args.exp_name}-s{args.seed}"
+    run_dir = Path(args.runs_dir) / run_name
+    checkpoint_path = run_dir / "checkpoint.pt"
+    progress = {"iteration": 0, "decisions": 0, "trained": 0, "seconds": 0.0}
+    resumed = None
+    if args.resume:
+        if not checkpoint_path.is_file():
+            sys.exit(f"--resume: no checkpoint at {checkpoint_path} (run name {run_name!r})")
+        _, resumed = load_checkpoint(checkpoint_path)
+        saved = resumed["args"]
+        known = {f.name for f in dataclasses.fields(Args)}
+        args = Args(**{**{k: v for k, v in saved.items() if k in known},
+                       **{k: getattr(args, k) for k in RESUME_OVERRIDES}})
+        progress.update(resumed["progress"])
+    elif checkpoint_path.exists():
+        sys.exit(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "snapshots").mkdir(exist_ok=True)
+
+    # ---- seeding, device, threads
+    device = resolve_device(args.device)
+    bf16 = use_bf16(args.precision, device)
+    cores = os.cpu_count() or 1
+    auto_threads = not args.torch_threads and cores > 1
+    thread_time = {}  # update seconds per decision and epoch, by torch threads (auto threads)
+    next_probe = progress["iteration"] + 1  # probe 1 thread, then all cores, every 50 iterations
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)  # nothing here uses it; third-party code might
+    league = parse_weights(args.league)
+    hidden = tuple(int(h) for h in args.hidden.split(",") if h.strip())
+
+    # ---- network, optimizer
+    net = PolicyNet(hidden=hidden, critic=args.critic, encoding=args.encoding).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5,
+                                 fused=device.type in ("cpu", "cuda"))
+    if resumed is not None:
+        net.load_state_dict(resumed["state_dict"])
+        optimizer.load_state_dict(resumed["optimizer"])
+    opponent_net = PolicyNet(hidden=hidden, critic=args.critic, encoding=args.encoding).to(device).eval()  # snapshot seats
+    baselines = {kind: load_agent(name, seed=args.seed + kind)
+                 for kind, name in BASELINES.items()}
+    tables = Tables(args, league)
+    # Rollout buffers, one row per current-policy decision; a seat decides at most 7 times
+    # in a hand (rob, five cards, the jink choice). bf16 observations lose nothing that
+    # the bf16 network would see.
+    capacity = sum(c.batch_size * c.num_players for c in tables.cores) * args.hands_per_game * 7
+    buf_obs = torch.zeros(capacity, OBS_DIM, dtype=torch.bfloat16 if bf16 else torch.float32, device=device)
+    buf_mask = torch.zeros(capacity, NUM_ACTIONS, dtype=torch.bool, device=device)
+    omniscient = args.critic == "omniscient"
+    buf_holder = torch.zeros(capacity if omniscient else 1, NUM_CARDS, dtype=torch.int8, device=device)
+    buf_action = torch.zeros(capacity, dtype=torch.long, device=device)
+    buf_logp = torch.zeros(capacity, dtype=torch.float32, device=device)
+    autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)  # noqa: E731
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir))
+    if resumed is None:
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" +
+                        "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+        (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    csv_path = run_dir / "progress.csv"
+    eval_sizes = [int(s) for s in args.eval_players.split(",") if s.strip()]
+    csv_fields = (["iteration", "decisions", "trained", "seconds", "decisions_per_s", "trained_per_s",
+                   "learning_rate", "value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac",
+                   "explained_variance", "hands", "self_spoil_rate"]
+                  + [f"equity_vs_{k}" for k in TABLE_KINDS[1:]]
+                  + [f"eval_{n}p_{m}" for n in eval_sizes for m in ("share", "share_ci", "equity", "equity_ci")])
+    kept = []
+    if csv_path.exists():  # a resumed run drops the rows logged after its checkpoint
+        with open(csv_path) as f:
+            kept = [r for r in csv.DictReader(f) if int(r["iteration"]) <= progress["iteration"]]
+    with open(csv_path, "w", newline="") as f:
+        table = csv.DictWriter(f, csv_fields, extrasaction="ignore")
+        table.writeheader()
+        table.writerows(kept)
+
+    def snapshot_files():
+        return sorted((run_dir / "snapshots").glob("iter_*.pt"))
+
+    def save_all():
+        args_dict = dataclasses.asdict(args)
+        save_checkpoint(checkpoint_path, net, args_dict, progress, optimizer)
+        save_checkpoint(run_dir / "agent.pt", net, args_dict, progress)
+
+    if not snapshot_files():
+        save_checkpoint(run_dir / "snapshots" / "iter_000000.pt", net, dataclasses.asdict(args), progress)
+
+    timers = defaultdict(float)
+    last_eval = "none yet"
+    start_time = time.time() - progress["seconds"]
+    bar = None
+    if args.progress_bar:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.total_decisions, initial=progress["decisions"], unit="dec", unit_scale=True,
+                   dynamic_ncols=True, smoothing=0.1)
+    gen = torch.Generator(device=device)
+
+    def log_eval(results, iteration_row):
+        nonlocal last_eval
+        parts = []
+        for n, r in results.items():
+            writer.add_scalar(f"eval/share_above_fair_{n}p", r["pool_share"] - r["fair_share"], progress["decisions"])
+            writer.add_scalar(f"eval/equity_{n}p", r["equity"], progress["decisions"])
+            writer.add_scalar(f"eval/share_ci95_{n}p", r["pool_share_ci95"], progress["decisions"])
+            writer.add_scalar(f"eval/equity_ci95_{n}p", r["equity_ci95"], progress["decisions"])
+            writer.add_scalar(f"eval/spoil_rate_{n}p", r["spoil_rate"], progress["decisions"])
+            iteration_row.update({f"eval_{n}p_share": r["pool_share"], f"eval_{n}p_share_ci": r["pool_share_ci95"],
+                                  f"eval_{n}p_equity": r["equity"], f"eval_{n}p_equity_ci": r["equity_ci95"]})
+            parts.append(f"{n}p {100 * (r['pool_share'] - r['fair_share']):+.1f}±{100 * r['pool_share_ci95']:.1f}")
+        last_eval = " ".join(parts)
+
+    while progress["decisions"] < args.total_decisions and not (
+            args.time_limit and progress["seconds"] >= 60 * args.time_limit):
+        iteration = progress["iteration"] + 1
+        iter_start = time.perf_counter()
+        if args.anneal_lr:
+            frac = 1.0 - progress["decisions"] / args.total_decisions
+            if args.time_limit:
+                frac = min(frac, 1.0 - progress["seconds"] / (60 * args.time_limit))
+            optimizer.param_groups[0]["lr"] = max(frac, 0.05) * args.learning_rate
+        gen.manual_seed(args.seed * 1_000_003 + iteration)
+
+        # ---- the league: a frozen snapshot for this iteration's snapshot seats
+        t0 = time.perf_counter()
+        snapshots = snapshot_files()
+        pick = snapshots[np.random.default_rng([args.seed, iteration, 7]).integers(len(snapshots))]
+        opponent_net.load_state_dict(torch.load(pick, map_location=device, weights_only=True)["state_dict"])
+        tables.start_rollout([args.seed, iteration])
+        timers["env"] += time.perf_counter() - t0
+
+        # ---- rollout: every game plays its hands; rows are the current policy's decisions
+        torch.set_num_threads(1)
+        net.eval()
+        N = 0  # rows written to the buffers this iteration
+        decisions = 0
+        link_prev, link_next, reward_rows, reward_values = [], [], [], []
+        step_offsets = [0]
+        stats = defaultdict(float)
+        with torch.inference_mode():
+            while True:
+                # what every live game needs: mask, observation, who acts, which rows are whose
+                t0 = time.perf_counter()
+                per_core = []
+                start = N
+                for i, core in enumerate(tables.cores):
+                    live = core.phase != PHASE_DONE
+                    if not live.any():
+                        per_core.append(None)
+                        continue
+                    mask = core.legal_mask()
+                    obs = core.observe()
+                    cur = core.current.astype(np.int64)
+                    kind = tables.seat_kind[i][core._all, cur]
+                    decide = live & (mask.sum(axis=1) > 1)
+                    actions = mask.argmax(axis=1)  # forced moves (finished games' are ignored)
+                    mine = np.flatnonzero(decide & (kind == CURRENT))
+                    k = len(mine)
+                    if k:  # the current policy's rows go straight into the buffers
+                        seats = cur[mine]
+                        buf_obs[N: N + k] = torch.from_numpy(obs[mine])
+                        buf_mask[N: N + k] = torch.from_numpy(mask[mine])
+                        if omniscient:  # every hand, from this seat: the critic's extra input
+                            holder = core.holder[mine].astype(np.int16)
+                            rel = np.where(holder >= 0, (holder - seats[:, None]) % core.num_players, -1)
+                            buf_holder[N: N + k] = torch.from_numpy(rel.astype(np.int8))
+                        rows = np.arange(N, N + k)
+                        prev = tables.last_row[i][mine, seats]
+                        linked = prev >= 0
+                        link_prev.append(prev[linked])
+                        link_next.append(rows[linked])
+                        tables.last_row[i][mine, seats] = rows
+                        N += k
+                    per_core.append((mask, obs, kind, decide, actions, mine))
+                    decisions += int(live.sum())
+                timers["env"] += time.perf_counter() - t0
+                if N == start and all(p is None for p in per_core):
+                    break
+
+                # the current policy: one forward pass over its rows of every core
+                t0 = time.perf_counter()
+                if N > start:
+                    with autocast():
+                        dist = net.distribution(buf_obs[start:N], buf_mask[start:N])
+                    action_t = dist.sample(gen)
+                    buf_action[start:N] = action_t
+                    buf_logp[start:N] = dist.log_prob(action_t)
+                    chosen = action_t.cpu().numpy()
+                    at = 0
+                    for p in per_core:
+                        if p is not None and len(p[5]):
+                            p[4][p[5]] = chosen[at: at + len(p[5])]
+                            at += len(p[5])
+                timers["policy"] += time.perf_counter() - t0
+
+                # opponents: snapshot seats by the frozen network, baselines by their agents
+                t0 = time.perf_counter()
+                for kind_id in (SNAPSHOT, SPOILER, GREEDY, RANDOM):
+                    idx = [np.flatnonzero(p[3] & (p[2] == kind_id)) if p is not None else None for p in per_core]
+                    if not sum(len(g) for g in idx if g is not None):
+                        continue
+                    o = np.concatenate([p[1][g] for p, g in zip(per_core, idx) if p is not None])
+                    m = np.concatenate([p[0][g] for p, g in zip(per_core, idx) if p is not None])
+                    if kind_id == SNAPSHOT:
+                        with autocast():
+                            d = opponent_net.distribution(torch.from_numpy(o).to(device), torch.from_numpy(m).to(device))
+                        chosen = d.sample(gen).cpu().numpy()
+                    else:
+                        chosen = baselines[kind_id].act_batch(o, m)
+                    at = 0
+                    for p, g in zip(per_core, idx):
+                        if p is not None:
+                            p[4][g] = chosen[at: at + len(g)]
+                            at += len(g)
+                timers["opponents"] += time.perf_counter() - t0
+
+                # step every core; a finished hand's equity goes to each seat's last row
+                t0 = time.perf_counter()
+                for i, (core, p) in enumerate(zip(tables.cores, per_core)):
+                    if p is None:
+                        continue
+                    rewards, done = core.step(p[4])
+                    if not done.any():
+                        continue
+                    d = np.flatnonzero(done)
+                    last = tables.last_row[i][d]
+                    got = last >= 0
+                    reward_rows.append(last[got])
+                    reward_values.append(rewards[d][got])
+                    tables.last_row[i][d] = -1
+                    # statistics of the finished hands
+                    seat_kind, table_kind = tables.seat_kind[i][d], tables.table_kind[i][d]
+                    current = seat_kind == CURRENT
+                    for kid in range(1, len(TABLE_KINDS)):
+                        sel = table_kind == kid
+                        stats[f"eq_sum_{kid}"] += float((rewards[d][sel] * current[sel]).sum())
+                        stats[f"eq_n_{kid}"] += float(current[sel].sum())
+                    selfplay = table_kind == 0
+                    stats["self_hands"] += float(selfplay.sum())
+                    stats["self_spoils"] += float((core.last_winner[d][selfplay] == -1).sum())
+                    stats["hands"] += len(d)
+                    again = d[tables.hands_left[i][d] > 0]
+                    if len(again):
+                        tables.deal(i, again)
+                step_offsets.append(N)
+                timers["env"] += time.perf_counter() - t0
+
+        # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
+        t0 = time.perf_counter()
+        next_row = np.full(N, -1, np.int64)
+        if link_prev:
+            next_row[np.concatenate(link_prev)] = np.concatenate(link_next)
+        reward = np.zeros(N, np.float32)
+        assigned = np.zeros(N, bool)
+        if reward_rows:
+            rr = np.concatenate(reward_rows)
+            reward[rr] = np.concatenate(reward_values)
+            assigned[rr] = True
+        b_obs, b_mask = buf_obs[:N], buf_mask[:N]
+        b_holder = buf_holder[:N] if omniscient else None
+        b_actions, b_logp = buf_action[:N], buf_logp[:N]
+        values = np.empty(N, np.float32)
+        with torch.inference_mode(), autocast():
+            for s in range(0, N, 16384):
+                holder = b_holder[s: s + 16384] if omniscient else None
+                values[s: s + 16384] = net.value(b_obs[s: s + 16384], holder).cpu().numpy()
+        if not np.all((next_row >= 0) | assigned):  # every row has a successor or the hand's reward
+            raise RuntimeError(f"{int(((next_row < 0) & ~assigned).sum())} decisions lost their trajectory")
+        advantages = seat_gae(values, reward, next_row, step_offsets, args.gamma, args.gae_lambda)
+        returns = advantages + values
+        b_adv = torch.from_numpy(advantages).to(device)
+        b_ret = torch.from_numpy(returns).to(device)
+        b_val = torch.from_numpy(values).to(device)
+        timers["advantages"] += time.perf_counter() - t0
+
+        # ---- PPO update (threads: as given, or the faster of 1 and all cores, timed now and then)
+        t0 = time.perf_counter()
+        probing = auto_threads and iteration - next_probe in (0, 1)
+        if not auto_threads:
+            threads = args.torch_threads or 1
+        elif probing:
+            threads = 1 if iteration == next_probe else cores
+        else:
+            threads = min(thread_time, key=thread_time.get)
+        torch.set_num_threads(threads)
+        passes = 0
+        net.train()
+        clipfracs, approx_kl = [], torch.zeros(())
+        for epoch in range(args.update_epochs):
+            order = torch.randperm(N, device=device, generator=gen)
+            for mb in order.tensor_split(max(1, round(N / args.minibatch_size))):  # near-equal sizes
+                with autocast():
+                    dist, new_value = net.evaluate(b_obs[mb], b_mask[mb], b_holder[mb] if omniscient else None)
+                new_logp = dist.log_prob(b_actions[mb])
+                entropy = dist.entropy()
+                logratio = new_logp - b_logp[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                mb_adv = b_adv[mb]
+                if args.norm_adv:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio,
+                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                if args.clip_vloss:
+                    v_clipped = b_val[mb] + torch.clamp(new_value - b_val[mb], -args.clip_coef, args.clip_coef)
+                    v_loss = 0.5 * torch.max((new_value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((new_value - b_ret[mb]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+                passes += len(mb)
+                if auto_threads and threads > 1 and 1 in thread_time and (
+                        time.perf_counter() - t0 > 3 * thread_time[1] * passes + 0.5):
+                    # Far slower than one thread was: the machine is busy; one thread until the next probe.
+                    threads = 1
+                    torch.set_num_threads(1)
+                    thread_time[cores] = float("inf")
+            if args.target_kl and approx_kl.item() > args.target_kl:
+                break
+        timers["update"] += time.perf_counter() - t0
+        if probing and threads == (1 if iteration == next_probe else cores):  # (not fallen back)
+            thread_time[threads] = (time.perf_counter() - t0) / max(passes, 1)
+        if auto_threads and iteration >= next_probe + 50:
+            next_probe = iteration + 1
+        var_y = np.var(returns)
+        explained_var = float("nan") if var_y == 0 else float(1 - np.var(returns - values) / var_y)
+
+        # ---- bookkeeping, logging, snapshots, evaluation
+        iter_seconds = time.perf_counter() - iter_start
+        progress["iteration"] = iteration
+        progress["decisions"] += decisions
+        progress["trained"] += N
+        progress["seconds"] = time.time() - start_time
+        step = progress["decisions"]
+        row = {"iteration": iteration, "decisions": step, "trained": progress["trained"],
+               "seconds": round(progress["seconds"], 1), "decisions_per_s": round(decisions / iter_seconds),
+               "trained_per_s": round(N / iter_seconds), "learning_rate": optimizer.param_groups[0]["lr"],
+               "value_loss": v_loss.item(), "policy_loss": pg_loss.item(), "entropy": entropy_loss.item(),
+               "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
+               "explained_variance": explained_var, "hands": int(stats["hands"]),
+               "self_spoil_rate": stats["self_spoils"] / max(stats["self_hands"], 1)}
+        for kid in range(1, len(TABLE_KINDS)):
+            if stats[f"eq_n_{kid}"]:
+                row[f"equity_vs_{TABLE_KINDS[kid]}"] = stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"]
+        writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
+        writer.add_scalar("charts/update_threads", threads, step)
+        writer.add_scalar("charts/decisions_per_s", row["decisions_per_s"], step)
+        writer.add_scalar("charts/trained_decisions_per_s", row["trained_per_s"], step)
+        writer.add_scalar("charts/self_play_spoil_rate", row["self_spoil_rate"], step)
+        for kid in range(1, len(TABLE_KINDS)):
+            if f"equity_vs_{TABLE_KINDS[kid]}" in row:
+                writer.add_scalar(f"charts/equity_vs_{TABLE_KINDS[kid]}", row[f"equity_vs_{TABLE_KINDS[kid]}"], step)
+        for name in ("value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+            writer.add_scalar(f"losses/{name}", row[name], step)
+        total_time = sum(timers.values())
+        for name, seconds in timers.items():
+            writer.add_scalar(f"time/{name}_fraction", seconds / total_time, step)
+
+        if iteration % args.snapshot_every == 0:
+            save_checkpoint(run_dir / "snapshots" / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
+        done_training = progress["decisions"] >= args.total_decisions or (
+            args.time_limit and progress["seconds"] >= 60 * args.time_limit)
+        if args.eval_every and iteration % args.eval_every == 0 and not done_training:
+            t0 = time.perf_counter()
+            log_eval(evaluate_against_spoilers(net, eval_sizes, args.eval_deals, 10_000 + args.seed, device), row)
+            timers["eval"] += time.perf_counter() - t0
+        with open(csv_path, "a", newline="") as f:
+            csv.DictWriter(f, csv_fields, extrasaction="ignore").writerow(row)
+        if iteration % args.save_every == 0:
+            save_all()
+        if bar is not None:
+            bar.update(decisions)
+            bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
+
+    # ---- the end: save, final evaluation, learning curve, time report
+    if bar is not None:
+        bar.close()
+    save_all()
+    summary = {"run_dir": str(run_dir), "progress": dict(progress), "precision": "bf16" if bf16 else "fp32",
+               "device": str(device)}
+    if args.final_eval_deals:
+        t0 = time.perf_counter()
+        row = {"iteration": progress["iteration"], "decisions": progress["decisions"],
+               "trained": progress["trained"], "seconds": round(progress["seconds"], 1)}
+        results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
+        log_eval(results, row)
+        with open(csv_path, "a", newline="") as f:
+            csv.DictWriter(f, csv_fields, extrasaction="ignore").writerow(row)
+        timers["eval"] += time.perf_counter() - t0
+        summary["final_eval"] = results
+    total_time = sum(timers.values())
+    summary["time_fractions"] = {k: round(v / total_time, 3) for k, v in sorted(timers.items(), key=lambda kv: -kv[1])}
+    summary["time_seconds"] = {k: round(v, 1) for k, v in timers.items()}
+    train_time = total_time - timers.get("eval", 0.0)
+    summary["decisions_per_s"] = round(progress["decisions"] / max(progress["seconds"], 1e-9))
+    summary["decisions_per_s_excluding_eval"] = round(progress["decisions"] / max(train_time, 1e-9)) if not resumed else None
+    try:
+        plot_learning_curve(csv_path, run_dir / "learning_curve.png")
+    except Exception as error:  # a plot must not lose a finished run
+        print(f"learning curve not written: {error}", file=sys.stderr)
+    writer.close()
+    if args.ship_as:
+        CHECKPOINT_DIR.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run_dir / "agent.pt", CHECKPOINT_DIR / f"{args.ship_as}.pt")
+        summary["shipped"] = str(CHECKPOINT_DIR / f"{args.ship_as}.pt")
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -31,7 +31,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import NUM_ACTIONS, action_str
-from .cards import SUIT_SYMBOLS, card_index, card_str
+from .cards import ACE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore, validate_deal
 from .observation import OBS_DIM, SLICES
 from .rules import make_rules
@@ -216,7 +216,7 @@ def render_table(core: SpoilFiveCore, viewer: int, game: int = 0) -> str:
     n = core.num_players
     trump = int(core.trump[game])
     phase = PHASE_NAMES[core.phase[game]]
-    if phase == "rob" and int(core.current[game]) != viewer and core.turnup[game] % 13 != 0:
+    if phase == "rob" and int(core.current[game]) != viewer and core.turnup[game] % NUM_RANKS != ACE:
         phase = "play"  # as in the observation: another seat's turn to rob would name the ace holder
     turnup = card_str(int(core.turnup[game]), symbols=True)
     lines = [

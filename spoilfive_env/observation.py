@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, SUIT_NAMES, TRICKS_TO_WIN, card_str
+from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, SUIT_NAMES, TRICKS_TO_WIN, card_str
 
 OBSERVATION_VERSION = 1
 CHIP_SCALE = 20.0
@@ -129,7 +129,7 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     values[8] = core.led_card
     values[9] = core.trump
     # The ace holder's turn to rob is shown as play to the others: it would name the holder.
-    others_rob = (core.phase == 0) & (core.current != seats) & (core.turnup % 13 != 0)
+    others_rob = (core.phase == 0) & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
     values[10] = np.where(others_rob, 1, core.phase)
     values[11] = core.trick_number
     present = values >= 0

@@ -19,7 +19,7 @@ A checkpoint is one ``torch.save`` file (a dict of plain values and tensors, loa
     format_version      1
     observation_version spoilfive_env.observation.OBSERVATION_VERSION at training time
     obs_dim, num_actions
-    model               {"hidden": [256, 256], "critic": "omniscient", "encoding": "canonical"}
+    model               {"hidden": [256, 256], "critic": "local", "encoding": "canonical"}
     state_dict          weights of actor and critic
     args                the training arguments (train.Args as a dict)
     progress            {"iteration", "decisions", ...} where training stood

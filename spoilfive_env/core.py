@@ -83,10 +83,9 @@ from .cards import (
     card_str,
 )
 from .observation import OBS_DIM, build_observation
+from .phases import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_PLAY, PHASE_ROB  # noqa: F401 (re-exported)
 from .rules import Rules
 
-PHASE_ROB, PHASE_PLAY, PHASE_JINK, PHASE_DONE = 0, 1, 2, 3
-PHASE_NAMES = ("rob", "play", "jink", "done")
 MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
 NUM_EFFECTIVE_SUITS = 5

@@ -49,10 +49,11 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, SUIT_NAMES, TRICKS_TO_WIN, card_str
+from .phases import PHASE_DONE, PHASE_NAMES, PHASE_PLAY, PHASE_ROB
 
 OBSERVATION_VERSION = 1
 CHIP_SCALE = 20.0
-NUM_PHASES = 4
+NUM_PHASES = len(PHASE_NAMES)
 EFFECTIVE_SUIT_NAMES = (*SUIT_NAMES, "trumps")
 
 OBSERVATION_LAYOUT: tuple[tuple[str, int], ...] = (
@@ -118,7 +119,7 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     # One scatter for every one-hot block: rows of (column, value) pairs.
     k_seat, k_card = len(_SEAT_BLOCKS), len(_CARD_BLOCKS)
     values = np.empty((k_seat + k_card + 3, B), np.int16)
-    values[0] = np.where(core.phase != 3, core.current, -1)
+    values[0] = np.where(core.phase != PHASE_DONE, core.current, -1)
     values[1] = core.leader
     values[2] = core.dealer
     values[3] = core.robber
@@ -129,8 +130,8 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     values[8] = core.led_card
     values[9] = core.trump
     # The ace holder's turn to rob is shown as play to the others: it would name the holder.
-    others_rob = (core.phase == 0) & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
-    values[10] = np.where(others_rob, 1, core.phase)
+    others_rob = (core.phase == PHASE_ROB) & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
+    values[10] = np.where(others_rob, PHASE_PLAY, core.phase)
     values[11] = core.trick_number
     present = values >= 0
     columns = np.maximum(values, 0)
@@ -218,7 +219,7 @@ def decode_observation(observation: np.ndarray) -> dict:
         "voids": [[EFFECTIVE_SUIT_NAMES[v] for v in np.flatnonzero(voids[s] > 0.5)] for s in range(n)],
         "jinker": seat("jinker"),
         "own_concealed": bool(block("own_concealed")[0] > 0.5),
-        "phase": ("rob", "play", "jink", "done")[int(np.argmax(block("phase")))],
+        "phase": PHASE_NAMES[int(np.argmax(block("phase")))],
         "trick_number": int(np.argmax(block("trick_number"))),
         "teammates": [int(s) for s in np.flatnonzero(block("teammates") > 0.5)],
         "pool": int(round(float(block("pool")[0]) * CHIP_SCALE)),

@@ -1,0 +1,22 @@
+"""The integration layer: spoilfive in the libraries people already train with.
+
+Everything here needs both the rules (:mod:`spoilfive_env`) and the players (:mod:`agents`),
+so it sits above both; nothing below imports it. One small module per library, each a thin
+view of the core's batch API (``SpoilFiveCore.step(actions, where=...)``):
+
+==========================  ============================================================
+module                      what it gives
+==========================  ============================================================
+``gymnasium_env``           ``SpoilFiveGymEnv``: one learning seat against named opponents
+                            (``gymnasium.make("spoilfive/SpoilFive-v0")``)
+``vector``                  ``SpoilFiveVectorEnv``: a ``gymnasium.vector.VectorEnv`` over one
+                            core batch (``gymnasium.make_vec(..., "vector_entry_point")``)
+``sb3``                     an SB3 ``VecEnv`` over the batched core (``pip install ".[sb3]"``)
+``rllib``                   a ``MultiAgentEnv`` over many games and an action-masking
+                            RLModule (``pip install ".[rllib]"``)
+``play``                    the terminal game (``python -m spoilfive_env.play``)
+==========================  ============================================================
+
+Heavy libraries (stable-baselines3, Ray, TorchRL, Tianshou) are imported only by the module
+that adapts to them, so ``import spoilfive_integrations`` costs nothing extra.
+"""

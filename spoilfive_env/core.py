@@ -252,12 +252,24 @@ class SpoilFiveCore:
             seats = seats.astype(np.int8)
         return build_observation(self, seats)
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, actions, where=None) -> tuple[np.ndarray, np.ndarray]:
         """Apply one action per game. Returns ``(rewards (B, n) float32, done (B,) bool)``.
 
-        Actions of finished games are ignored. An illegal action in any unfinished game
+        Args:
+            actions: integer action ids, shape ``(B,)``.
+            where: optional bool ``(B,)``: only the selected games move; the others are left
+                untouched, their actions ignored (not validated), their rewards 0 and done False.
+
+        Actions of finished games are ignored. An illegal action in any moving unfinished game
         raises ``ValueError`` naming the game, seat, action and the legal ones, and nothing
-        changes in any game.
+        changes in any game. A bad ``where`` raises ``ValueError`` and changes nothing.
+
+        >>> core = SpoilFiveCore(2, seed=1)
+        >>> before = core.subset([1])
+        >>> first = np.flatnonzero(core.legal_mask()[0])[0]
+        >>> _ = core.step(np.array([first, -1]), where=np.array([True, False]))
+        >>> all(np.array_equal(getattr(before, f)[0], getattr(core, f)[1]) for f in STATE_FIELDS)
+        True
         """
         actions = np.asarray(actions)
         if actions.shape != (self.batch_size,) or actions.dtype.kind not in "iu":
@@ -265,8 +277,16 @@ class SpoilFiveCore:
                 f"actions must be integers of shape ({self.batch_size},), got shape "
                 f"{actions.shape} dtype {actions.dtype}"
             )
-        mask = self._legal_mask()
         live = self.phase != PHASE_DONE
+        if where is not None:
+            where = np.asarray(where)
+            if where.dtype != bool or where.shape != (self.batch_size,):
+                raise ValueError(
+                    f"where must be a bool array of shape ({self.batch_size},) selecting the games "
+                    f"to move, got shape {where.shape} dtype {where.dtype}"
+                )
+            live = live & where
+        mask = self._legal_mask()
         in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
         clipped = actions * in_range  # np.clip costs more than this on small batches
         legal = in_range & mask[self._all, clipped]

@@ -2,8 +2,9 @@
 
 Part of the normal suite (not marked slow): the notebooks are kept small. They run in the
 ``python3`` kernel of the interpreter running the tests (jupyter_client starts ``python``
-kernels with ``sys.executable``), with the repository root as working directory and on
-``PYTHONPATH`` so that ``spoilfive_env`` imports without an install.
+kernels with ``sys.executable``), from ``notebooks/`` as Jupyter and nbconvert run them (so a
+notebook that finds files relative to the repository root fails here), with the repository
+root on ``PYTHONPATH`` so that the packages import without an install.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+# Probes appended to a notebook: (code, what its output must be).
+SHIPPED_AGENT_PROBES = {"02_cooperative_spoiling.ipynb": ('print("ppo" in AGENTS)', "True")}
 TIMEOUT_S = 180
 
 
@@ -39,11 +43,19 @@ def test_notebook_runs(path):
     notebook = nbformat.read(path, as_version=4)
     probe = nbformat.v4.new_code_cell("import sys; print(sys.prefix)")
     notebook.cells.append(probe)
+    shipped = None
+    if path.name in SHIPPED_AGENT_PROBES:  # the shipped agents load from any working directory
+        code, expected = SHIPPED_AGENT_PROBES[path.name]
+        shipped = nbformat.v4.new_code_cell(code)
+        notebook.cells.append(shipped)
     client = nbclient.NotebookClient(notebook, timeout=TIMEOUT_S, kernel_name="python3",
-                                     resources={"metadata": {"path": str(ROOT)}})
+                                     resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute(env=kernel_env())
     errors = [output for cell in notebook.cells if cell.cell_type == "code"
               for output in cell.get("outputs", []) if output.get("output_type") == "error"]
     assert not errors
     prefix = "".join(output.get("text", "") for output in probe.outputs).strip()
     assert prefix == sys.prefix, f"the notebook ran in another Python environment: {prefix}"
+    if shipped is not None:
+        said = "".join(output.get("text", "") for output in shipped.outputs).strip()
+        assert said == expected, f"{path.name}: {code} printed {said!r}, run from notebooks/"

@@ -438,14 +438,24 @@ class SpoilFiveCore:
         led_suit = self.effective_suit[self._all, led_safe]
         led_strength = self.strength[self._all, led_safe]
         in_led_suit = self.effective_suit == led_suit[:, None]
-        may_renege = self.privileged & (self.strength > led_strength[:, None])
+        privileged = self.privileged
+        concealable = None
+        if self.rules.conceal_ace_penalty:
+            # The ace holder may play without announcing (the dealer's ace rob is not concealable),
+            # and that very play is judged with the ace already demoted (RULES.md): a concealed
+            # ace of hearts may not be held back from a trump lead.
+            concealable = (phase == PHASE_ROB) & (self.turnup % NUM_RANKS != ACE)
+            if concealable.any():
+                ace = ACE_OF_TRUMPS[self.trump]
+                privileged = privileged.copy()
+                privileged[concealable, ace[concealable]] = False
+        may_renege = privileged & (self.strength > led_strength[:, None])
         bound = following & (hand & in_led_suit & ~may_renege).any(axis=1)
         allowed = in_led_suit | (self.effective_suit == TRUMP)
         plays = np.where(bound[:, None], hand & allowed, hand)
         play_phase = phase == PHASE_PLAY
-        if self.rules.conceal_ace_penalty:
-            # The ace holder may play without announcing (the dealer's ace rob is not concealable).
-            play_phase = play_phase | ((phase == PHASE_ROB) & (self.turnup % NUM_RANKS != ACE))
+        if concealable is not None:
+            play_phase = play_phase | concealable
         mask[:, : A.ROB_FIRST] = plays & play_phase[:, None]
         robbing = phase == PHASE_ROB
         mask[:, A.ROB_FIRST: A.DECLINE_ROB] = hand & robbing[:, None]

@@ -13,7 +13,7 @@ One hand, in phases:
 ``play``     tricks. At his own turn in trick 1, before playing, the holder of the ace of
              trumps robs or declines; with ``conceal_ace_penalty`` he may instead just play,
              and his ace then ranks below every other trump (the ace of hearts also loses its
-             privilege to renege).
+             privilege to renege), already for the play that conceals it.
 ``jink``     the player (partnerships: the team, chosen by the winner of trick 3) who took the
              first three tricks claims (``CLAIM``) or jinks (``JINK``).
 ``done``     pool won, jink won, or spoiled (nobody can reach three tricks any more, or a jink
@@ -176,7 +176,17 @@ class ReferenceHand:
         return min(followers)[1]
 
     # ------------------------------------------------------------------ legal actions
-    def legal_plays(self, seat):
+    def legal_plays(self, seat, concealing=False):
+        """The cards ``seat`` may play now. ``concealing``: the play that conceals the ace of
+        trumps, judged as if that ace were already demoted (RULES.md, ``conceal_ace_penalty``)."""
+        demoted = self.ace_of_trumps if concealing else self.demoted
+
+        def position(card):
+            return len(self.order) if card == demoted else self.order.index(card)
+
+        def privileged(card):
+            return card in self.privileged and card != demoted
+
         hand = self.hands[seat]
         if not self.trick:
             return list(hand)
@@ -185,8 +195,8 @@ class ReferenceHand:
             trumps = [c for c in hand if self.is_trump(c)]
             if not trumps:
                 return list(hand)
-            led_position = self.trump_position(led)
-            may_renege = all(self.is_privileged(c) and self.trump_position(c) < led_position for c in trumps)
+            led_position = position(led)
+            may_renege = all(privileged(c) and position(c) < led_position for c in trumps)
             if may_renege:
                 return list(hand)
             return trumps
@@ -206,7 +216,7 @@ class ReferenceHand:
         if self.rob_pending and seat == self.holder:
             actions = [ROB_FIRST + c for c in self.hands[seat]] + [DECLINE_ROB]
             if self.rules.conceal_ace_penalty:
-                actions += self.legal_plays(seat)
+                actions += self.legal_plays(seat, concealing=True)
             return sorted(actions)
         return sorted(self.legal_plays(seat))
 

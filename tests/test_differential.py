@@ -261,7 +261,7 @@ def test_game_mode_matches_reference_hand_by_hand(rules):
     hand, the spoil ante after a spoil only, the end after ``num_hands`` once a pool is won,
     and the ``max_hands`` cap splitting the pool evenly with the remainder left unpaid.
     """
-    k, n = 60, rules.num_players
+    k, n = 120, rules.num_players  # enough games that some reach the max_hands cap
     rng = np.random.default_rng(rules.num_players)
     cores = {reward: SpoilFiveCore(k, rules=rules, mode="game", reward=reward, seed=11)
              for reward in REWARD_MODES}

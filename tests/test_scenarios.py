@@ -339,6 +339,25 @@ SCENARIOS = [
         Deal(["KC 2H 3D 4D 6D", "AH QC 2S 3S 4S", "JC 8D 9D 10D 5S", "10C 6S 7S 8S 9S"], "7H"),
         "0:KC 1?rob,decline 1:decline 1?QC,AH 1:QC 2:JC 3:10C >0 0:2H 1?* 1:2S 2:8D 3:6S >0",
     ),
+    Scenario(
+        "conceal_ace_penalty: the concealing play itself is judged with AH demoted, so a lone AH "
+        "must answer a trump lead in trick 1",
+        Deal(["2H KC 3D 4D 6D", "AH QC 2S 3S 4S", "JC 8D 9D 10D 5S", "10C 6S 7S 8S 9S"], "7H"),
+        "0:2H 1?rob,decline,AH 1:AH 2?* 2:8D 3?* 3:6S >0",
+        rules={"conceal_ace_penalty": True},
+    ),
+    Scenario(
+        "conceal_ace_penalty, the same trump lead announced: the declined AH may still renege",
+        Deal(["2H KC 3D 4D 6D", "AH QC 2S 3S 4S", "JC 8D 9D 10D 5S", "10C 6S 7S 8S 9S"], "7H"),
+        "0:2H 1?rob,decline,AH 1:decline 1?* 1:QC 2?* 2:8D 3?* 3:6S >0",
+        rules={"conceal_ace_penalty": True},
+    ),
+    Scenario(
+        "conceal_ace_penalty: a concealing AS (spades trump) is bound to a trump lead as before",
+        Deal(["2S KC 3D 4D 6D", "AS QC 2H 3H 4H", "JC 8D 9D 10D 5H", "10C 6H 7H 8H 9H"], "7S"),
+        "0:2S 1?rob,decline,AS 1:AS 2?* 2:8D 3?* 3:6H >0",
+        rules={"conceal_ace_penalty": True},
+    ),
 ]
 
 CASES = []

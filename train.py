@@ -46,9 +46,14 @@ import ast
 import csv
 import dataclasses
 import json
+import math
 import os
+import re
+import shlex
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -58,11 +63,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import load_agent
-from agents.policy import (CHECKPOINT_DIR, PolicyAgent, PolicyNet, load_checkpoint,
-                           save_checkpoint)
+from agents import REGISTRY, load_agent
+from agents.policy import (
+    CHECKPOINT_DIR,
+    CRITICS,
+    ENCODINGS,
+    CheckpointError,
+    PolicyAgent,
+    PolicyNet,
+    load_checkpoint,
+    save_checkpoint,
+)
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import NUM_CARDS
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
+from spoilfive_env.cli import ArgumentParser
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import Rules
@@ -89,7 +103,8 @@ class Args:
     total_decisions: int = 30_000_000
     """stop after this many decisions at the tables (all seats, forced ones included)"""
     time_limit: float = 0.0
-    """also stop after this many minutes of training (0: no limit)"""
+    """also stop after this many minutes of training in this session, whichever comes first (0: no limit;
+    with --resume: this many more minutes)"""
     min_players: int = 3
     """smallest table size trained"""
     max_players: int = 6
@@ -148,23 +163,135 @@ class Args:
     save_every: int = 25
     """write checkpoint.pt every this many iterations"""
     resume: bool = False
-    """continue the run from runs/<run name>/checkpoint.pt (its saved arguments win, except the stopping ones)"""
+    """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only the stopping, device,
+    thread, evaluation, output and --ship-as options may be given beside it (--total-decisions counts the
+    whole run, --time-limit this session)"""
     ship_as: str = ""
     """at the end, copy agent.pt to agents/checkpoints/<ship_as>.pt (loadable as load_agent("<ship_as>"))"""
     progress_bar: bool = True
     """show the tqdm progress bar"""
+    json: bool = False
+    """print the run's summary as JSON on standard output at the end (the plain-words report goes to
+    standard error then)"""
 
 
-# Options a resumed run may change; the rest come from the checkpoint.
+# Options a resumed run may change when they are given; the rest come from the checkpoint.
 RESUME_OVERRIDES = ("total_decisions", "time_limit", "device", "torch_threads", "ship_as",
-                    "progress_bar", "eval_every", "final_eval_deals", "resume")
+                    "progress_bar", "eval_every", "final_eval_deals", "json", "resume")
+RESUME_LOCATORS = ("run_name", "runs_dir", "exp_name", "seed")  # name the run to resume
 TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
 CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
 BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
 
 
+CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
+# (smallest, largest) allowed value of each numeric option; None: no bound on that side.
+RANGES = {
+    "seed": (0, None), "learning_rate": (0.0, None), "torch_threads": (0, None), "total_decisions": (1, None), "time_limit": (0.0, None),
+    "min_players": (MIN_PLAYERS, MAX_PLAYERS), "max_players": (MIN_PLAYERS, MAX_PLAYERS),
+    "num_games": (1, None), "hands_per_game": (1, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
+    "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, None), "ent_coef": (0.0, None),
+    "vf_coef": (0.0, None), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
+    "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, None),
+    "final_eval_deals": (0, None), "save_every": (1, None),
+}
+ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm")  # a zero here would train nothing
+SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def int_list(option: str, text: str, low: int, high: int) -> list[int]:
+    """Comma-separated integers in ``low..high`` (at least one), or ``ValueError`` naming the option."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"{flag(option)} {text!r}: give comma-separated whole numbers") from None
+    if not values:
+        raise ValueError(f"{flag(option)} {text!r}: give at least one number")
+    bad = [v for v in values if not low <= v <= high]
+    if bad:
+        raise ValueError(f"{flag(option)} {text!r}: {bad[0]} is not allowed, each must be {low} to {high}")
+    return values
+
+
+def check_device(name: str) -> torch.device:
+    """The torch device ``--device`` names, or ``ValueError`` when this machine has no such device."""
+    if name == "auto":
+        return resolve_device(name)
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"--device {name!r} is not a device: use auto, cpu, cuda, cuda:N or mps") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {name}: CUDA is not available here (torch {torch.__version__}, "
+                             f"{'built without CUDA' if torch.version.cuda is None else 'no usable GPU'}); "
+                             "use --device cpu or auto")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                             f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    elif device.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"--device {name}: MPS is not available here; use --device cpu or auto")
+    elif device.type != "cpu":
+        raise ValueError(f"--device {name!r}: use auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def check_args(args: Args) -> None:
+    """Check every option at once, before any work starts.
+
+    Raises:
+        ValueError: the first option that is not allowed, naming it, its value and what is allowed.
+    """
+    for name, choices in CHOICES.items():
+        if getattr(args, name) not in choices:
+            raise ValueError(f"{flag(name)} {getattr(args, name)!r} is not allowed: choose one of {', '.join(choices)}")
+    for name, (low, high) in RANGES.items():
+        value = getattr(args, name)
+        if not (math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high)) \
+                or (name in ABOVE_ZERO and value <= 0):
+            allowed = (f"{low:g} to {high:g}" if high is not None else
+                       f"above {low:g}" if name in ABOVE_ZERO else f"at least {low:g}")
+            raise ValueError(f"{flag(name)} {value} is not allowed: it must be {allowed}")
+    if args.min_players > args.max_players:
+        raise ValueError(f"--min-players {args.min_players} is above --max-players {args.max_players}")
+    sizes = args.max_players - args.min_players + 1
+    if args.num_games < sizes:
+        raise ValueError(f"--num-games {args.num_games} is not allowed: it must be at least {sizes}, "
+                         f"one game per table size {args.min_players}-{args.max_players}")
+    int_list("hidden", args.hidden, 1, 1 << 16)
+    int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
+    parse_weights(args.league)
+    if not args.run_name and not args.exp_name:
+        raise ValueError("--exp-name is empty: give a name (or --run-name)")
+    if os.sep in args.run_name or (os.altsep and os.altsep in args.run_name):
+        raise ValueError(f"--run-name {args.run_name!r} is not allowed: a name, not a path (see --runs-dir)")
+    if args.ship_as:
+        if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
+            raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: a name of letters, digits, '_', '-' "
+                             "and '.', without .pt (it becomes agents/checkpoints/NAME.pt)")
+        if args.ship_as in REGISTRY:
+            raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
+                             f"({', '.join(REGISTRY)}), which load_agent would pick first")
+    device = check_device(args.device)
+    if args.precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise ValueError(f"--precision bf16: {device} has no bf16 arithmetic; use fp32 or auto")
+
+
 def parse_args(argv=None) -> Args:
-    """Command-line options from the fields of :class:`Args`; each field's docstring is its help."""
+    """Command-line options from the fields of :class:`Args`; each field's docstring is its help.
+    Every option is checked (:func:`check_args`) before this returns; a bad one ends the command
+    with one line and exit status 2."""
+    return parse_command_line(argv)[0]
+
+
+def parse_command_line(argv=None) -> tuple[Args, set[str]]:
+    """:func:`parse_args`, and the names of the options given on the command line (a resumed run
+    takes only those of :data:`RESUME_OVERRIDES` from it)."""
     tree = ast.parse(Path(__file__).read_text())
     body = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Args").body
     helps = {}
@@ -172,26 +299,42 @@ def parse_args(argv=None) -> Args:
         if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr) \
                 and isinstance(following.value, ast.Constant):
             helps[node.target.id] = following.value.value
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = ArgumentParser(prog="train.py", description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for field in dataclasses.fields(Args):
-        flag = "--" + field.name.replace("_", "-")
         if field.type is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default,
+            parser.add_argument(flag(field.name), action=argparse.BooleanOptionalAction, default=field.default,
                                 help=helps.get(field.name))
         else:
-            parser.add_argument(flag, type=field.type, default=field.default, help=helps.get(field.name))
-    return Args(**vars(parser.parse_args(argv)))
+            parser.add_argument(flag(field.name), type=field.type, default=field.default, help=helps.get(field.name),
+                                choices=CHOICES.get(field.name))
+    unset = object()  # argparse fills in a default only where the namespace has no value yet
+    parsed = vars(parser.parse_args(argv, argparse.Namespace(**{f.name: unset for f in dataclasses.fields(Args)})))
+    given = {name for name, value in parsed.items() if value is not unset}
+    args = Args(**{name: value for name, value in parsed.items() if value is not unset})
+    try:
+        check_args(args)
+    except ValueError as error:
+        parser.error(str(error))
+    fixed = sorted(given - set(RESUME_OVERRIDES) - set(RESUME_LOCATORS)) if args.resume else []
+    if fixed:
+        parser.error(f"{flag(fixed[0])} cannot change when resuming (the run keeps its own); with --resume "
+                     f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + RESUME_LOCATORS))}")
+    return args, given
 
 
 def parse_weights(text: str) -> np.ndarray:
+    """``--league`` text (``KIND=WEIGHT,...``) as probabilities over :data:`TABLE_KINDS`."""
     weights = np.zeros(len(TABLE_KINDS))
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or name.strip() not in TABLE_KINDS:
             raise ValueError(f"--league item {item!r} must be KIND=WEIGHT with KIND one of {', '.join(TABLE_KINDS)}")
-        weights[TABLE_KINDS.index(name.strip())] = float(value)
-    if (weights < 0).any() or weights.sum() <= 0:
+        try:
+            weights[TABLE_KINDS.index(name.strip())] = float(value)
+        except ValueError:
+            raise ValueError(f"--league item {item!r}: the weight {value.strip()!r} is not a number") from None
+    if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
         raise ValueError(f"--league {text!r}: weights must be non-negative and not all zero")
     return weights / weights.sum()
 
@@ -318,40 +461,111 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
         ax1.fill_between(x, share - share_ci, share + share_ci, color=line.get_color(), alpha=0.2)
         ax2.plot(x, equity, marker="o", color=line.get_color(), label=f"{n} players")
         ax2.fill_between(x, equity - equity_ci, equity + equity_ci, color=line.get_color(), alpha=0.2)
+    evaluated = bool(ax1.lines)
+    if not evaluated:  # stopped before the first evaluation: the training tables' equity instead
+        for kind in TABLE_KINDS[1:]:
+            have = [i for i, r in enumerate(rows) if r.get(f"equity_vs_{kind}")]
+            if have:
+                ax2.plot(decisions[have], [float(rows[i][f"equity_vs_{kind}"]) for i in have], label=kind)
+        ax1.text(0.5, 0.5, "no evaluation yet", ha="center", va="center", transform=ax1.transAxes)
     for ax, title in ((ax1, "share of won pools above fair share (points)"),
                       (ax2, "mean equity per hand (chips)")):
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("decisions (millions)")
-        ax.set_title(f"one policy seat vs spoiler tables: {title}", fontsize=9)
+        ax.set_title(f"one policy seat vs spoiler tables: {title}" if evaluated or ax is ax1 else
+                     f"training tables, the current policy's seats against each kind: {title}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend()
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
 
 
+def fail(message: str):
+    """End the command before any work: one line on standard error, exit status 2."""
+    print(f"train.py: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+class StopRequest:
+    """Ctrl-C while training: the first asks the loop to stop at the next safe point (a rollout
+    step or a minibatch) and save; a second one quits at once (``KeyboardInterrupt``)."""
+
+    def __init__(self, say):
+        self.requested = False
+        self.say = say
+        self.previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        self.say("Ctrl-C: stopping at the next safe point to save a resumable checkpoint "
+                 "(press Ctrl-C again to quit without saving)")
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
+def shell_words(*words) -> str:
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
 def main(argv=None) -> dict:
-    args = parse_args(argv)
+    """Train (see the module docstring). Returns the run's summary (``summary.json``); its
+    ``"interrupted"`` is true when Ctrl-C stopped the run (the command then exits 130)."""
+    args, given = parse_command_line(argv)
     run_name = args.run_name or f"{args.exp_name}-s{args.seed}"
     run_dir = Path(args.runs_dir) / run_name
     checkpoint_path = run_dir / "checkpoint.pt"
     progress = {"iteration": 0, "decisions": 0, "trained": 0, "seconds": 0.0}
     resumed = None
+    resume_words = ["python", "train.py", "--run-name", run_name, "--resume"]
+    if args.runs_dir != Args.runs_dir:
+        resume_words[2:2] = ["--runs-dir", args.runs_dir]
     if args.resume:
         if not checkpoint_path.is_file():
-            sys.exit(f"--resume: no checkpoint at {checkpoint_path} (run name {run_name!r})")
-        _, resumed = load_checkpoint(checkpoint_path)
+            fail(f"--resume: no checkpoint at {checkpoint_path} (run name {run_name!r}; "
+                 "give the run's --run-name, or its --exp-name and --seed)")
+        try:
+            _, resumed = load_checkpoint(checkpoint_path)
+        except CheckpointError as error:
+            fail(f"--resume: {error}")
+        if "optimizer" not in resumed or not isinstance(resumed.get("args"), dict):
+            fail(f"--resume: {checkpoint_path} is not a resumable checkpoint (no optimizer state or arguments)")
         saved = resumed["args"]
         known = {f.name for f in dataclasses.fields(Args)}
         args = Args(**{**{k: v for k, v in saved.items() if k in known},
-                       **{k: getattr(args, k) for k in RESUME_OVERRIDES}})
+                       **{k: getattr(args, k) for k in RESUME_OVERRIDES if k in given}})
+        try:
+            check_args(args)
+        except ValueError as error:
+            fail(f"--resume: {error}")
         progress.update(resumed["progress"])
+        if progress["decisions"] >= args.total_decisions:
+            fail(f"--resume: the run already has {progress['decisions']:,} decisions, and --total-decisions is "
+                 f"{args.total_decisions:,} in all: give a larger --total-decisions to train on")
     elif checkpoint_path.exists():
-        sys.exit(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "snapshots").mkdir(exist_ok=True)
+        fail(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
+    try:
+        (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"cannot create the run directory {run_dir}: {error.strerror or error}")
 
     # ---- seeding, device, threads
+    out = sys.stderr if args.json else sys.stdout  # the words; --json keeps standard output for the JSON
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
     device = resolve_device(args.device)
     bf16 = use_bf16(args.precision, device)
     cores = os.cpu_count() or 1
@@ -420,9 +634,47 @@ def main(argv=None) -> dict:
     if not snapshot_files():
         save_checkpoint(run_dir / "snapshots" / "iter_000000.pt", net, dataclasses.asdict(args), progress)
 
+    # ---- the announcement: where the run goes, on what, and what stops it
+    sizes = [c.num_players for c in tables.cores]
+    if resumed is None:
+        say(f"Training run {run_dir} (new; {shell_words(*resume_words)} continues it later)")
+    else:
+        say(f"Resuming run {run_dir} at iteration {progress['iteration']} ({progress['decisions']:,} decisions, "
+            f"{progress['seconds'] / 60:.1f} min so far)")
+    how = "auto" if args.device == "auto" else "--device"
+    gpu = f" {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""
+    note = ("" if args.device != "auto" or device.type != "cpu" else ", no CUDA here")
+    precision_note = (f"--precision {args.precision}" if args.precision != "auto" else
+                      "auto: native bf16 here" if bf16 else "auto: no native bf16 here")
+    say(f"  device {device}{gpu} ({how}{note}); precision {'bf16' if bf16 else 'fp32'} ({precision_note})")
+    update_threads = (f"{args.torch_threads} (--torch-threads)" if args.torch_threads else
+                      f"auto, the faster of 1 and {cores} (timed every 50 iterations)" if auto_threads else "1")
+    say(f"  torch threads: rollout 1, PPO update {update_threads}")
+    say(f"  tables: {sum(c.batch_size for c in tables.cores):,} games stepped together, "
+        f"{tables.cores[0].batch_size:,} at each of {', '.join(map(str, sizes))} players; league "
+        + ", ".join(f"{kind} {100 * w:.0f}%" for kind, w in zip(TABLE_KINDS, league) if w))
+    limit = (f" or after {args.time_limit:g} {'more ' if resumed is not None else ''}minute"
+             f"{'s' if args.time_limit != 1 else ''}, whichever comes first" if args.time_limit else "")
+    say(f"  stops at {args.total_decisions:,} decisions{' in all' if resumed is not None else ''}{limit}; "
+        "Ctrl-C stops early and saves a resumable checkpoint")
+    evals = (f"every {args.eval_every} iterations ({args.eval_deals:,} deals)" if args.eval_every else "")
+    final = (f"at the end ({args.final_eval_deals:,} deals)" if args.final_eval_deals else "")
+    if evals or final:
+        say(f"  checks one policy seat against spoiler tables at {args.eval_players} players "
+            + " and ".join(filter(None, (evals, final))))
+    say(f"  watch it: tensorboard --logdir {shlex.quote(str(args.runs_dir))}")
+
     timers = defaultdict(float)
     last_eval = "none yet"
-    start_time = time.time() - progress["seconds"]
+    start_time = time.time() - progress["seconds"]  # the run's clock, over every session
+    session_start = time.time()  # --time-limit counts this session only
+    session_decisions = progress["decisions"]
+    lr_start = 1.0 - progress["decisions"] / args.total_decisions  # what the annealing had left
+
+    def out_of_budget() -> bool:
+        return progress["decisions"] >= args.total_decisions or bool(
+            args.time_limit and time.time() - session_start >= 60 * args.time_limit)
+
     bar = None
     if args.progress_bar:
         from tqdm import tqdm
@@ -445,14 +697,16 @@ def main(argv=None) -> dict:
             parts.append(f"{n}p {100 * (r['pool_share'] - r['fair_share']):+.1f}±{100 * r['pool_share_ci95']:.1f}")
         last_eval = " ".join(parts)
 
-    while progress["decisions"] < args.total_decisions and not (
-            args.time_limit and progress["seconds"] >= 60 * args.time_limit):
+    # Ctrl-C from here on: finish the rollout step or minibatch at hand, save, stop (exit 130).
+    stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else say(text)).__enter__()
+    finished = False
+    while not finished:
         iteration = progress["iteration"] + 1
         iter_start = time.perf_counter()
         if args.anneal_lr:
             frac = 1.0 - progress["decisions"] / args.total_decisions
-            if args.time_limit:
-                frac = min(frac, 1.0 - progress["seconds"] / (60 * args.time_limit))
+            if args.time_limit:  # what was left at this session's start, spread over its minutes
+                frac = min(frac, lr_start * (1.0 - (time.time() - session_start) / (60 * args.time_limit)))
             optimizer.param_groups[0]["lr"] = max(frac, 0.05) * args.learning_rate
         gen.manual_seed(args.seed * 1_000_003 + iteration)
 
@@ -473,7 +727,7 @@ def main(argv=None) -> dict:
         step_offsets = [0]
         stats = defaultdict(float)
         with torch.inference_mode():
-            while True:
+            while not stop.requested:
                 # what every live game needs: mask, observation, who acts, which rows are whose
                 t0 = time.perf_counter()
                 per_core = []
@@ -579,6 +833,8 @@ def main(argv=None) -> dict:
                         tables.deal(i, again)
                 step_offsets.append(N)
                 timers["env"] += time.perf_counter() - t0
+        if stop.requested:  # an unfinished rollout is dropped: the weights are those of the last iteration
+            break
 
         # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
         t0 = time.perf_counter()
@@ -656,7 +912,9 @@ def main(argv=None) -> dict:
                     threads = 1
                     torch.set_num_threads(1)
                     thread_time[cores] = float("inf")
-            if args.target_kl and approx_kl.item() > args.target_kl:
+                if stop.requested:  # a shorter update; the iteration still counts
+                    break
+            if stop.requested or (args.target_kl and approx_kl.item() > args.target_kl):
                 break
         timers["update"] += time.perf_counter() - t0
         if probing and threads == (1 if iteration == next_probe else cores):  # (not fallen back)
@@ -699,9 +957,8 @@ def main(argv=None) -> dict:
 
         if iteration % args.snapshot_every == 0:
             save_checkpoint(run_dir / "snapshots" / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
-        done_training = progress["decisions"] >= args.total_decisions or (
-            args.time_limit and progress["seconds"] >= 60 * args.time_limit)
-        if args.eval_every and iteration % args.eval_every == 0 and not done_training:
+        finished = out_of_budget() or stop.requested
+        if args.eval_every and iteration % args.eval_every == 0 and not finished:
             t0 = time.perf_counter()
             log_eval(evaluate_against_spoilers(net, eval_sizes, args.eval_deals, 10_000 + args.seed, device), row)
             timers["eval"] += time.perf_counter() - t0
@@ -710,26 +967,39 @@ def main(argv=None) -> dict:
         if iteration % args.save_every == 0:
             save_all()
         if bar is not None:
+            if args.time_limit:  # the bar ends where the first of the two limits will fall
+                elapsed = time.time() - session_start
+                rate = (progress["decisions"] - session_decisions) / max(elapsed, 1e-9)
+                projected = progress["decisions"] + rate * max(60 * args.time_limit - elapsed, 0.0)
+                bar.total = max(bar.n + decisions, int(min(args.total_decisions, projected)))
             bar.update(decisions)
             bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
+    stop.__exit__()
 
     # ---- the end: save, final evaluation, learning curve, time report
     if bar is not None:
         bar.close()
     save_all()
+    interrupted = stop.requested
+    session_seconds = time.time() - session_start
     summary = {"run_dir": str(run_dir), "progress": dict(progress), "precision": "bf16" if bf16 else "fp32",
-               "device": str(device)}
-    if args.final_eval_deals:
+               "device": str(device), "interrupted": interrupted}
+    if args.final_eval_deals and not interrupted and progress["iteration"]:
         t0 = time.perf_counter()
-        row = {"iteration": progress["iteration"], "decisions": progress["decisions"],
-               "trained": progress["trained"], "seconds": round(progress["seconds"], 1)}
-        results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
-        log_eval(results, row)
-        with open(csv_path, "a", newline="") as f:
-            csv.DictWriter(f, csv_fields, extrasaction="ignore").writerow(row)
+        say(f"Final check against spoiler tables ({args.final_eval_deals:,} deals at {args.eval_players} players; "
+            "Ctrl-C skips it) ...")
+        try:
+            results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
+        except KeyboardInterrupt:
+            interrupted = summary["interrupted"] = True
+            say("Ctrl-C: final check skipped (the checkpoint is saved)")
+        else:
+            figures = {}
+            log_eval(results, figures)
+            add_to_last_row(csv_path, csv_fields, figures)  # the last iteration's row, not a second one
+            summary["final_eval"] = results
         timers["eval"] += time.perf_counter() - t0
-        summary["final_eval"] = results
-    total_time = sum(timers.values())
+    total_time = max(sum(timers.values()), 1e-9)
     summary["time_fractions"] = {k: round(v / total_time, 3) for k, v in sorted(timers.items(), key=lambda kv: -kv[1])}
     summary["time_seconds"] = {k: round(v, 1) for k, v in timers.items()}
     train_time = total_time - timers.get("eval", 0.0)
@@ -745,9 +1015,49 @@ def main(argv=None) -> dict:
         shutil.copyfile(run_dir / "agent.pt", CHECKPOINT_DIR / f"{args.ship_as}.pt")
         summary["shipped"] = str(CHECKPOINT_DIR / f"{args.ship_as}.pt")
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
+
+    # ---- the end in plain words: what happened, where the agent is, what to do with it
+    trained_now = progress["decisions"] - session_decisions
+    say(f"{'Stopped by Ctrl-C' if interrupted else 'Finished'} at iteration {progress['iteration']}: "
+        f"{trained_now:,} decisions in {session_seconds / 60:.1f} min this session "
+        f"({trained_now / max(session_seconds, 1e-9):,.0f} decisions/s); the run has {progress['decisions']:,}.")
+    for n, r in summary.get("final_eval", {}).items():
+        say(f"  {n} players, one policy seat against spoilers: "
+            f"{100 * (r['pool_share'] - r['fair_share']):+.1f} ± {100 * r['pool_share_ci95']:.1f} points of won "
+            f"pools above the fair share, equity {r['equity']:+.3f} ± {r['equity_ci95']:.3f} chips a hand")
+    agent_path = run_dir / "agent.pt"
+    say(f"The agent: {agent_path} (resumable checkpoint {checkpoint_path}; "
+        f"learning curve {run_dir / 'learning_curve.png'}; every figure in {run_dir / 'summary.json'})")
+    say(f"  evaluate it: {shell_words('python', '-m', 'agents.evaluate', '--players', 4, '--agents', f'{agent_path},spoiler', '--deals', 2000)}")
+    say(f"  play it:     {shell_words('python', '-m', 'spoilfive_env.play', '--players', 4, '--opponents', agent_path)}")
+    say(f"  resume it:   {shell_words(*resume_words)} [--time-limit MORE_MINUTES] [--total-decisions N]")
+    if "shipped" in summary:
+        say(f"  shipped as {summary['shipped']}: load_agent({args.ship_as!r})")
+    if args.json:
+        print(json.dumps(summary, indent=2))
     return summary
 
 
+def add_to_last_row(csv_path: Path, fields: list[str], values: dict) -> None:
+    """Merge ``values`` into the last row of ``progress.csv`` (the final evaluation belongs to the
+    last iteration's row)."""
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    rows[-1].update({k: v for k, v in values.items() if k in fields})
+    with open(csv_path, "w", newline="") as f:
+        table = csv.DictWriter(f, fields, extrasaction="ignore")
+        table.writeheader()
+        table.writerows(rows)
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        summary = main()
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
+        print("\nCtrl-C: stopped; nothing more was saved (the run's last checkpoint, if any, is as it was)",
+              file=sys.stderr)
+        sys.exit(130)
+    if summary.get("interrupted"):
+        sys.exit(130)

@@ -1,0 +1,65 @@
+"""What every command line of the project shares: bad input gets one line and exit status 2.
+
+argparse answers a bad value with its whole usage text and then the error; for a command with
+forty options (``train.py``) the error is lost under the usage. :class:`ArgumentParser` prints
+only ``PROG: error: MESSAGE (see PROG --help)`` and exits with argparse's own status, 2.
+Commands check every value before any work starts and call ``parser.error`` with the flag,
+the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+BAD_USAGE = 2  # argparse's exit status for a bad command line
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An :class:`argparse.ArgumentParser` whose errors are a single line on standard error."""
+
+    def error(self, message: str):
+        """Print ``PROG: error: MESSAGE`` on one line and exit with status 2 (never returns)."""
+        one_line = " ".join(str(message).split())
+        self.exit(BAD_USAGE, f"{self.prog}: error: {one_line} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: an integer of at least 1."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a whole number of at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type``: an integer of at least 0."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a whole number of at least 0")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse ``type``: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number above 0")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def exit_interrupted(message: str) -> None:
+    """End a command on Ctrl-C: one line on standard error and status 130 (128 + SIGINT)."""
+    print(f"\n{message}", file=sys.stderr)
+    raise SystemExit(130)

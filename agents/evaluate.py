@@ -11,9 +11,18 @@ scored with the equity reward (CONTRACT.md): a spoil is worth 0 to everyone, a w
 ``P`` gives the winner ``P (N-1)/N`` and every other player ``-P/N``.
 
 All deals and rotations are stepped together as one batch on
-:class:`~spoilfive_env.core.SpoilFiveCore` (in chunks of ``batch_size`` games); at every
-step each agent's ``act_batch`` is called once, on the games where one of its seats is to
-act. The cheating ``oracle`` is handed the core itself (``Agent.act_batch_state``).
+:class:`~spoilfive_env.core.SpoilFiveCore` (in chunks of about ``batch_size`` games, whole
+blocks of deals); at every step each agent's ``act_batch`` is called on the games where one
+of its seats is to act: once for all of them when the agent is ``batch_invariant`` (the
+rule-based ones), else once per block of deals. The cheating ``oracle`` is handed the core
+itself (``Agent.act_batch_state``).
+
+Seeding, and Ray: the deals are cut into blocks of :data:`~agents.sharding.BLOCK_DEALS`
+deals, and every agent is reseeded at the start of each block from
+``SeedSequence([seed, agent index, block index])`` and draws only from that block's stream
+while it plays it (:mod:`agents.sharding`). A block's outcome is a pure function of
+``(seed, block)``, so the figures for a seed are the same whatever ``batch_size``, and the
+same with ``--ray [ADDRESS]``, which plays shards of blocks as Ray tasks and merges them.
 
 Figures (``--json`` gives all of them):
 
@@ -39,12 +48,14 @@ import time
 
 import numpy as np
 
-from spoilfive_env.cards import HAND_SIZE, NUM_CARDS
+from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules, make_rules
 
 from . import load_agent
 from .base import Agent
+from .sharding import BLOCK_DEALS, block_seed, run_on_ray
 
 Z95 = 1.959963984540054
 
@@ -63,31 +74,51 @@ def _agent_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), 0xA6E47, index]).generate_state(1)[0])
 
 
-def _lineup(agents, num_players: int, seed: int):
-    """Distinct agents, their labels, and the lineup as indices into them (length n)."""
+def distinct_specs(agents, num_players: int):
+    """The lineup's distinct entries (specs or agent objects, in order of first seat) and the
+    lineup as indices into them (length ``num_players``); agent index = position in the first."""
     specs = list(agents)
     if not specs:
         raise ValueError("give at least one agent")
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents do not fit a table of {num_players} players")
     specs = specs + [specs[-1]] * (num_players - len(specs))
-    distinct, labels, lineup = [], [], []
-    keys = {}
+    distinct, lineup, keys = [], [], {}
     for spec in specs:
         key = spec if isinstance(spec, str) else id(spec)
         if key not in keys:
-            index = len(distinct)
-            keys[key] = index
-            agent = load_agent(spec, seed=_agent_seed(seed, index)) if isinstance(spec, str) else spec
-            if not isinstance(agent, Agent) and not hasattr(agent, "act_batch"):
-                raise ValueError(f"{spec!r} is not an agent: it needs act_batch(observations, masks)")
-            label = spec if isinstance(spec, str) else getattr(agent, "name", f"agent{index}")
-            while label in labels:
-                label += "'"
-            distinct.append(agent)
-            labels.append(label)
+            keys[key] = len(distinct)
+            distinct.append(spec)
         lineup.append(keys[key])
-    return distinct, labels, np.array(lineup)
+    return distinct, np.array(lineup)
+
+
+def build_agents(specs, seed: int) -> list:
+    """Agents from :func:`distinct_specs`' entries (objects are used as they are)."""
+    agents = []
+    for index, spec in enumerate(specs):
+        agent = load_agent(spec, seed=_agent_seed(seed, index)) if isinstance(spec, str) else spec
+        if not isinstance(agent, Agent) and not hasattr(agent, "act_batch"):
+            raise ValueError(f"{spec!r} is not an agent: it needs act_batch(observations, masks)")
+        agents.append(agent)
+    return agents
+
+
+def _labels(specs, agents) -> list[str]:
+    labels = []
+    for index, (spec, agent) in enumerate(zip(specs, agents)):
+        label = spec if isinstance(spec, str) else getattr(agent, "name", f"agent{index}")
+        while label in labels:
+            label += "'"
+        labels.append(label)
+    return labels
+
+
+def _lineup(agents, num_players: int, seed: int):
+    """Distinct agents, their labels, and the lineup as indices into them (length n)."""
+    specs, lineup = distinct_specs(agents, num_players)
+    distinct = build_agents(specs, seed)
+    return distinct, _labels(specs, distinct), lineup
 
 
 def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnups, dealers,
@@ -296,16 +327,19 @@ def format_report(report: dict) -> str:
         f"{report['hands']} hands, seed {report['seed']}, {report['seconds']:.1f} s",
         f"lineup: {', '.join(report['lineup'])}",
         "",
-        f"{'agent':<24} {'seats':>5}  {'equity / hand':>17}  {'chips / hand':>17}  "
-        f"{'pool share (fair)':>23}  {'jinks won/tried':>15}",
     ]
-    for label, a in report["agents"].items():
-        lines.append(
-            f"{label:<24} {a['seats']:>5}  {a['mean_equity']:>+8.3f} ± {a['equity_ci95']:<6.3f}  "
-            f"{a['mean_chips']:>+8.3f} ± {a['chips_ci95']:<6.3f}  "
-            f"{a['pool_share']:>6.3f} ± {a['pool_share_ci95']:<5.3f} ({a['fair_share']:.3f})  "
-            f"{a['jink_successes']:>7}/{a['jink_attempts']:<7}"
-        )
+    header = ("agent", "seats", "equity / hand", "chips / hand", "pool share (fair)", "jinks won/tried")
+    rows = [(label, str(a["seats"]),
+             f"{a['mean_equity']:+.3f} ± {a['equity_ci95']:.3f}",
+             f"{a['mean_chips']:+.3f} ± {a['chips_ci95']:.3f}",
+             f"{a['pool_share']:.3f} ± {a['pool_share_ci95']:.3f} ({a['fair_share']:.3f})",
+             f"{a['jink_successes']}/{a['jink_attempts']}")
+            for label, a in report["agents"].items()]
+    # Each column as wide as its widest cell: a long agent name or checkpoint path keeps the table aligned.
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        lines.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     t = report["table"]
     lines += [
         "",
@@ -318,35 +352,45 @@ def format_report(report: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+    """The command line; every value is checked before the tournament starts (a bad one: one line
+    on standard error, exit status 2; Ctrl-C: one line, exit status 130)."""
+    parser = ArgumentParser(
         prog="python -m agents.evaluate",
         description="A Spoil Five tournament on duplicate deals with every seat rotation.")
-    parser.add_argument("--players", type=int, default=4, help="table size, 2-10 (default 4)")
+    parser.add_argument("--players", type=int, default=4, help=f"table size, {MIN_PLAYERS}-{MAX_PLAYERS} (default 4)")
     parser.add_argument("--agents", required=True,
                         help="comma-separated lineup by seat, e.g. 'spoiler,greedy' (a short lineup is "
                              "filled with its last agent); names, name:key=value specs or checkpoint paths")
-    parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
+    parser.add_argument("--deals", type=positive_int, default=1000, help="number of deals (default 1000)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
     parser.add_argument("--preset", default=None, help="rules preset (default, hoyle, dealer_feeds)")
-    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", type=rule_option,
                         help="a rules option, e.g. --rule jink_bonus=1 (repeatable)")
-    parser.add_argument("--batch-size", type=int, default=8192, help="games per core batch")
+    parser.add_argument("--batch-size", type=positive_int, default=8192, help="games per core batch")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     args = parser.parse_args(argv)
-    options = {}
-    for text in args.rule:
-        key, sep, value = text.partition("=")
-        if not sep:
-            parser.error(f"--rule {text!r} must look like KEY=VALUE")
-        value = value.strip()
-        options[key.strip()] = (value.lower() == "true") if value.lower() in ("true", "false") else int(value)
+    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+        parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
     try:
-        rules = make_rules(num_players=args.players, preset=args.preset, **options)
-        report = evaluate([s for s in args.agents.split(",") if s], args.players, args.deals, args.seed,
-                          rules=rules, batch_size=args.batch_size)
+        rules = make_rules(num_players=args.players, preset=args.preset, **dict(args.rule))
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        parser.error(f"{'--preset' if 'preset' in str(error) else '--rule'}: {error}")
+    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
+    if not specs:
+        parser.error(f"--agents {args.agents!r}: give at least one agent")
+    if len(specs) > args.players:
+        parser.error(f"--agents: {len(specs)} agents do not fit a table of --players {args.players}")
+    for spec in dict.fromkeys(specs):  # load each once now, so that a bad one fails before any play
+        try:
+            load_agent(spec, seed=0)
+        except ValueError as error:
+            parser.error(f"--agents: {error}")
+        except ImportError as error:
+            parser.error(f"--agents {spec!r}: {error}")
+    try:
+        report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 

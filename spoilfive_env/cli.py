@@ -63,3 +63,20 @@ def exit_interrupted(message: str) -> None:
     """End a command on Ctrl-C: one line on standard error and status 130 (128 + SIGINT)."""
     print(f"\n{message}", file=sys.stderr)
     raise SystemExit(130)
+
+
+def rule_option(text: str) -> tuple[str, bool | int]:
+    """argparse ``type`` of ``--rule KEY=VALUE``: the option's name and its value, a whole number
+    or ``true``/``false`` (the :class:`~spoilfive_env.rules.Rules` options are integers and
+    booleans; :class:`Rules` itself then checks the name and the range)."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} must look like KEY=VALUE, e.g. jink_bonus=1")
+    if value.lower() in ("true", "false"):
+        return key, value.lower() == "true"
+    try:
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value {value!r} is not allowed, give a whole number "
+                                         "or true/false") from None

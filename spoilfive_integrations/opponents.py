@@ -1,0 +1,126 @@
+"""The opponents of a learning seat: the ``opponents`` argument of the Gymnasium envs, resolved.
+
+``opponents`` is one agent spec for every other seat, or a list with one spec per other seat.
+A spec is what :func:`agents.load_agent` takes: a registry name (``"spoiler"``,
+``"pimc:samples=32"``), a checkpoint path or shipped checkpoint name (``"ppo"``), or an agent
+object (anything with ``act_batch(observations, masks)``; a frozen copy of your own policy is
+how self-play works). List entry ``i`` sits ``i + 1`` seats to the learner's left (it acts
+``i + 1`` turns after him), wherever the learner sits, so one list means the same table
+whether the learning seat is fixed or drawn at each reset.
+
+The same name (or the same object) given twice is one agent that plays both seats, so each
+step calls its ``act_batch`` once on every row it has to decide. Agents made from specs are
+seeded from the env's seed (:meth:`Lineup.reseed`), and so are agent objects that have a
+``reseed`` method; a seeded reset thus reproduces the opponents' moves.
+
+>>> from spoilfive_env.rules import Rules
+>>> lineup = resolve_opponents(["spoiler", "random", "spoiler"], Rules(num_players=4))
+>>> [agent.name for agent in lineup.agents]
+['spoiler', 'random']
+>>> lineup.agent_of_position.tolist()  # position 0 is the learner
+[-1, 0, 1, 0]
+>>> resolve_opponents("spoiler", Rules(num_players=3)).agent_of_position.tolist()
+[-1, 0, 0]
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from agents import load_agent
+
+LEARNER = -1
+"""``agent_of_position`` entry of the learner's own position (0)."""
+_OPPONENT_STREAM = 0x0990
+
+
+class Lineup:
+    """Distinct opponent agents and which one sits at each position relative to the learner.
+
+    Attributes:
+        agents: the distinct agent objects.
+        agent_of_position: ``(n,)`` int, index into ``agents`` of the player ``k`` seats to the
+            learner's left; ``LEARNER`` (-1) at ``k = 0``.
+        specs: the spec each distinct agent was made from (the object itself for objects).
+    """
+
+    def __init__(self, agents: list, agent_of_position: np.ndarray, specs: list):
+        self.agents = agents
+        self.agent_of_position = agent_of_position
+        self.specs = specs
+
+    def reseed(self, seed: int) -> None:
+        """Restart every agent's random stream from ``seed`` (one independent stream each)."""
+        for index, agent in enumerate(self.agents):
+            if hasattr(agent, "reseed"):
+                agent.reseed(agent_seed(seed, index))
+
+    def act(self, index: int, core, games: np.ndarray, observations: np.ndarray, masks: np.ndarray):
+        """Actions of agent ``index`` for the core's ``games`` (rows of the observations)."""
+        agent = self.agents[index]
+        if getattr(agent, "cheats", False):  # the oracle reads the hidden state (measurement only)
+            return agent.act_batch_state(core, games, observations, masks)
+        return agent.act_batch(observations, masks)
+
+
+def agent_seed(seed: int, index: int) -> int:
+    """Seed of the ``index``-th distinct opponent for an env seeded with ``seed``."""
+    return int(np.random.SeedSequence([int(seed), _OPPONENT_STREAM, index]).generate_state(1)[0])
+
+
+def _is_agent_object(spec) -> bool:
+    return not isinstance(spec, (str, os.PathLike)) and hasattr(spec, "act_batch")
+
+
+def _load(spec, position: str):
+    if _is_agent_object(spec):
+        return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        raise ValueError(
+            f"{position}={spec!r} is not an opponent: give a registry name, a checkpoint path or "
+            "an agent object with act_batch(observations, masks)"
+        )
+    try:
+        return load_agent(spec)
+    except ValueError as error:  # unknown name, missing file, checkpoint for another layout
+        raise ValueError(f"{position}={os.fspath(spec)!r} cannot be loaded: {error}") from None
+
+
+def resolve_opponents(opponents, rules) -> Lineup:
+    """One agent per other seat from ``opponents`` (see the module docstring).
+
+    Args:
+        opponents: one spec, or a list/tuple of ``num_players - 1`` specs.
+        rules: the table's :class:`~spoilfive_env.rules.Rules`; each agent is ``bind``-ed to them.
+
+    Raises:
+        ValueError: a list of the wrong length, an unknown name, a missing checkpoint, a
+            checkpoint for another observation layout, or something that is not an agent.
+    """
+    others = rules.num_players - 1
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != others:
+            raise ValueError(
+                f"opponents has {len(opponents)} entries: a table of {rules.num_players} players "
+                f"needs one spec for every other seat (a list of {others}) or a single spec for all"
+            )
+        specs = list(opponents)
+        names = [f"opponents[{i}]" for i in range(others)]
+    else:
+        specs = [opponents] * others
+        names = ["opponents"] * others
+    agents, distinct_specs, keys = [], [], {}
+    agent_of_position = np.full(rules.num_players, LEARNER, np.int64)
+    for position, (spec, name) in enumerate(zip(specs, names), start=1):
+        key = os.fspath(spec) if isinstance(spec, (str, os.PathLike)) else id(spec)
+        if key not in keys:
+            agent = _load(spec, name)
+            if hasattr(agent, "bind"):
+                agent.bind(rules)
+            keys[key] = len(agents)
+            agents.append(agent)
+            distinct_specs.append(spec)
+        agent_of_position[position] = keys[key]
+    return Lineup(agents, agent_of_position, distinct_specs)

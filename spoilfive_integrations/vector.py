@@ -1,0 +1,312 @@
+"""``SpoilFiveVectorEnv``: a ``gymnasium.vector.VectorEnv`` of ``num_envs`` games in one core batch.
+
+``gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=B, vectorization_mode="vector_entry_point", ...)``
+takes the arguments of the single-seat env (:mod:`spoilfive_integrations.gymnasium_env`) and
+returns this class. Every game has one learning seat; between the learner's decisions the
+opponents move in batch: each distinct opponent agent's ``act_batch`` is called once per round
+on the rows where one of its seats is to act, and the core steps only those rows
+(``core.step(actions, where=rows)``). No Python loop runs over games.
+
+=======================  ====================================================================
+id                       ``"spoilfive/SpoilFive-v0"`` (``vector_entry_point``)
+single observation       ``Box(OBS_DIM,) float32``: the learning seat's observation
+observation              ``Box((num_envs, OBS_DIM)) float32``
+single action            ``Discrete(107)`` (:mod:`spoilfive_env.actions`)
+action                   ``MultiDiscrete([107] * num_envs)``
+rewards ``(B,)``         the learning seat's reward (``reward="equity"`` or ``"chips"``),
+                         summed over the opponents' moves that follow its action
+infos                    ``"action_mask"`` ``(B, 107)`` int8, ``"seat"`` ``(B,)`` (each with the
+                         ``"_action_mask"``/``"_seat"`` presence arrays of Gymnasium's vector infos),
+                         ``"penalty"`` ``(B,)`` bool under ``illegal_action="penalty"``
+``action_masks()``       ``(B, 107)`` bool (sb3-contrib's convention)
+autoreset                ``AutoresetMode.NEXT_STEP``: a game whose episode ended is restarted by
+                         the next ``step``, which ignores its action and returns reward 0,
+                         terminated False and the first observation of the new episode
+truncation               never: a hand ends within five tricks, a game within ``max_hands``
+=======================  ====================================================================
+
+A row waiting for its autoreset has an all-ones mask (any action; it is ignored), the core's
+convention for a finished game, so that a masked softmax over it stays finite.
+
+>>> import numpy as np
+>>> envs = SpoilFiveVectorEnv(num_envs=8, opponents="random", seat=0)
+>>> observations, infos = envs.reset(seed=0)
+>>> from spoilfive_env import OBS_DIM
+>>> observations.shape == (8, OBS_DIM), infos["action_mask"].shape
+(True, (8, 107))
+>>> rng = np.random.default_rng(0)
+>>> actions = np.argmax(rng.random((8, 107)) * envs.action_masks(), axis=1)
+>>> observations, rewards, terminated, truncated, infos = envs.step(actions)
+>>> rewards.shape, terminated.dtype
+((8,), dtype('bool'))
+
+Version history: v0, the first release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from spoilfive_env.actions import NUM_ACTIONS, action_str
+from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
+from spoilfive_env.env import _observation_bounds, render_table
+from spoilfive_env.rules import make_rules
+
+from .opponents import resolve_opponents
+
+ILLEGAL_ACTION_MODES = ("raise", "penalty")
+_CORE_STREAM = 0xC02E
+
+
+def single_observation_space() -> spaces.Box:
+    """``Box(OBS_DIM,) float32`` with the AEC env's bounds."""
+    low, high = _observation_bounds()
+    return spaces.Box(low=low, high=high, dtype=np.float32)
+
+
+def core_seed(seed: int) -> int:
+    """Seed of the core's deals for an env seeded with ``seed`` (independent of seats and opponents)."""
+    return int(np.random.SeedSequence([int(seed), _CORE_STREAM]).generate_state(1)[0])
+
+
+class LearnerBatch:
+    """``B`` games, one learning seat each, the opponents moving in batch between its decisions.
+
+    The one implementation behind both the single-seat env (``B = 1``) and the vector env.
+
+    Args:
+        num_envs: number of games ``B`` (1 or more).
+        num_players: 2 to 10.
+        opponents: see :mod:`spoilfive_integrations.opponents`.
+        seat: the learning seat, or None to draw it at each episode start.
+        illegal_action: ``"raise"`` or ``"penalty"``.
+        mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
+    """
+
+    def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
+                 illegal_action: str = "raise", mode: str = "hand", reward: str = "equity", **rules):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is not allowed: it must be an integer, 1 or more")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose 'raise' or 'penalty'")
+        self.rules = make_rules(num_players=num_players, **rules)
+        n = self.rules.num_players
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat < n):
+            raise ValueError(f"seat={seat!r} is not allowed: give a seat 0-{n - 1}, or None to draw it at each reset")
+        self.fixed_seat = None if seat is None else int(seat)
+        self.illegal_action = illegal_action
+        self.num_envs = B = int(num_envs)
+        self.core = SpoilFiveCore(B, rules=self.rules, mode=mode, reward=reward, deal=False)
+        self.lineup = resolve_opponents(opponents, self.rules)
+        self.seat = np.zeros(B, np.int8)
+        self.over = np.ones(B, bool)  # episode ended (or never started): nothing to decide
+        self._all = np.arange(B)
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    def seed(self, seed: int) -> None:
+        """Restart the deals and every opponent's random stream from ``seed``."""
+        self.core.rng = np.random.default_rng(core_seed(seed))
+        self.lineup.reseed(seed)
+
+    def start(self, where: np.ndarray, seat_rng: np.random.Generator, *, play: bool = True, **deal) -> None:
+        """New episodes in the games ``where`` (bool ``(B,)``): seats, deals, and (``play``) the
+        opponents' moves up to the learner's first decision. ``deal``: :meth:`SpoilFiveCore.reset`'s
+        injected deal (a bad one raises before anything changes)."""
+        rows = np.flatnonzero(where)
+        self.core.reset(rows, **deal)
+        if self.fixed_seat is None:
+            self.seat[rows] = seat_rng.integers(0, self.num_players, size=len(rows))
+        else:
+            self.seat[rows] = self.fixed_seat
+        self.over[rows] = False
+        if play:
+            self.play_opponents(where)
+
+    def illegal(self, actions: np.ndarray, where: np.ndarray) -> np.ndarray:
+        """Bool ``(B,)``: the learner's ``actions`` (int ``(B,)``) that are not legal in the games ``where``."""
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = in_range & self.core.legal_mask()[self._all, actions * in_range]
+        return where & ~legal
+
+    def illegal_message(self, game: int, action: int, where: str) -> str:
+        legal = np.flatnonzero(self.core.legal_mask()[game])
+        described = f"{action} ({action_str(action)})" if 0 <= action < NUM_ACTIONS else f"{action}"
+        return (f"illegal action {described} for the learning seat {int(self.seat[game])}{where}; legal actions: "
+                + ", ".join(f"{a} ({action_str(a)})" for a in legal))
+
+    def penalty_rewards(self, rows: np.ndarray) -> np.ndarray:
+        """The learner's reward when he forfeits his interest in the pool (RULES.md's penalty).
+
+        The hand is scored as if it ended now with nothing of the pool his: under ``"chips"``
+        his chip change in the hand (his antes), under ``"equity"`` that minus his even share
+        of the pool as the hand began. Either way it is what losing the hand to another player
+        would give him, and negative whenever he has paid an ante or the pool held chips.
+        """
+        core, seats = self.core, self.seat[rows]
+        chips_change = core.chips[rows, seats] - core.chips_at_hand_start[rows, seats]
+        if core.reward_mode == "chips":
+            return chips_change.astype(np.float64)
+        return chips_change - core.pool_at_hand_start[rows] / self.num_players
+
+    def learner_step(self, actions: np.ndarray, acting: np.ndarray, penalized: np.ndarray):
+        """Apply the learner's legal ``actions`` in ``acting`` games and end ``penalized`` ones.
+
+        Returns ``(rewards (B,) float64, terminated (B,) bool)``; the opponents are not moved yet.
+        """
+        rewards = np.zeros(self.num_envs, np.float64)
+        if acting.any():
+            step_rewards, _ = self.core.step(actions, where=acting)
+            rewards += step_rewards[self._all, self.seat]
+        if penalized.any():
+            rewards[penalized] = self.penalty_rewards(np.flatnonzero(penalized))
+        terminated = (acting & (self.core.phase == PHASE_DONE)) | penalized
+        self.over |= terminated
+        return rewards, terminated
+
+    def play_opponents(self, where: np.ndarray) -> np.ndarray:
+        """Opponents move in the games ``where`` until the learner is to act or the episode ended.
+
+        Returns the learner's rewards ``(B,)`` gathered meanwhile (his hand ending on their moves).
+        """
+        core, lineup, n = self.core, self.lineup, self.num_players
+        rewards = np.zeros(self.num_envs, np.float64)
+        pending = where & ~self.over & (core.phase != PHASE_DONE) & (core.current != self.seat)
+        actions = np.zeros(self.num_envs, np.int64)
+        while pending.any():
+            observations = core.observe()
+            masks = core.legal_mask()
+            position = (core.current.astype(np.int64) - self.seat) % n
+            who = lineup.agent_of_position[position]
+            for index in range(len(lineup.agents)):
+                rows = np.flatnonzero(pending & (who == index))
+                if len(rows):
+                    actions[rows] = lineup.act(index, core, rows, observations[rows], masks[rows])
+            step_rewards, _ = core.step(actions, where=pending)
+            rewards += step_rewards[self._all, self.seat]
+            pending &= (core.phase != PHASE_DONE) & (core.current != self.seat)
+        self.over |= where & (core.phase == PHASE_DONE)
+        return rewards
+
+    def observe(self) -> np.ndarray:
+        """The learning seats' observations ``(B, OBS_DIM)`` float32."""
+        return self.core.observe(self.seat)
+
+    def masks(self, over_fill: int) -> np.ndarray:
+        """The learner's legal actions ``(B, 107)`` int8; rows whose episode ended are ``over_fill``."""
+        masks = self.core.legal_mask().astype(np.int8)
+        masks[self.over] = over_fill
+        return masks
+
+
+class SpoilFiveVectorEnv(VectorEnv):
+    """``num_envs`` Spoil Five games in one core batch, one learning seat each (see the module docstring).
+
+    Args:
+        num_envs: number of games (1 or more).
+        num_players: 2 to 10.
+        opponents: one agent spec for every other seat, or a list with one per other seat
+            (names, checkpoint paths, agent objects; :mod:`spoilfive_integrations.opponents`).
+        seat: the learning seat in every game, or None (default) to draw it for each game at
+            each episode start from the env's ``np_random``.
+        illegal_action: ``"raise"`` (default; ``ValueError``, nothing changes) or ``"penalty"``
+            (that game's episode terminates with the penalty reward, see
+            :meth:`LearnerBatch.penalty_rewards`).
+        render_mode: None or ``"ansi"`` (``render()`` returns one text table per game).
+        mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
+    """
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
+                 illegal_action: str = "raise", render_mode: str | None = None, mode: str = "hand",
+                 reward: str = "equity", **rules):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None or 'ansi'")
+        self.batch = LearnerBatch(num_envs, num_players=num_players, opponents=opponents, seat=seat,
+                                  illegal_action=illegal_action, mode=mode, reward=reward, **rules)
+        self.num_envs = self.batch.num_envs
+        self.render_mode = render_mode
+        self.single_observation_space = single_observation_space()
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, bool)
+        self._masks = np.ones((self.num_envs, NUM_ACTIONS), np.int8)
+        self._started = False
+
+    @property
+    def core(self) -> SpoilFiveCore:
+        """The core batch (read it; stepping it directly bypasses the opponents)."""
+        return self.batch.core
+
+    @property
+    def seats(self) -> np.ndarray:
+        """The learning seat of every game ``(B,)`` (a copy)."""
+        return self.batch.seat.astype(np.int64)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a new episode in every game. ``seed`` (an int) reproduces the deals, seats and opponents."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed={seed!r} is not allowed: give a non-negative integer or None")
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}: SpoilFiveVectorEnv takes none")
+        super().reset(seed=seed)
+        if seed is not None:
+            self.batch.seed(seed)
+        self.batch.start(np.ones(self.num_envs, bool), self.np_random)
+        self._autoreset[:] = False
+        self._started = True
+        return self._observe(np.zeros(self.num_envs, bool))
+
+    def step(self, actions):
+        """One learner action per game; games that ended at the previous step restart instead."""
+        if not self._started:
+            raise ValueError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers of shape ({self.num_envs},), got shape {actions.shape} "
+                             f"dtype {actions.dtype}")
+        batch = self.batch
+        actions = actions.astype(np.int64)
+        resetting = self._autoreset.copy()
+        illegal = batch.illegal(actions, ~resetting)
+        if batch.illegal_action == "raise" and illegal.any():
+            game = int(np.flatnonzero(illegal)[0])
+            raise ValueError(batch.illegal_message(game, int(actions[game]), f" in game {game}"))
+        acting = ~resetting & ~illegal
+        rewards, terminated = batch.learner_step(actions, acting, illegal)
+        if resetting.any():
+            batch.start(resetting, self.np_random, play=False)  # their opponents move below, with the rest
+        rewards += batch.play_opponents(acting | resetting)
+        terminated |= acting & batch.over
+        rewards[resetting] = 0.0
+        self._autoreset = terminated.copy()
+        observations, infos = self._observe(illegal)
+        return observations, rewards, terminated, np.zeros(self.num_envs, bool), infos
+
+    def _observe(self, penalized: np.ndarray):
+        self._masks = self.batch.masks(over_fill=1)
+        present = np.ones(self.num_envs, bool)
+        infos = {"action_mask": self._masks.copy(), "_action_mask": present,
+                 "seat": self.seats, "_seat": present.copy()}
+        if self.batch.illegal_action == "penalty":
+            infos["penalty"] = penalized.copy()
+            infos["_penalty"] = present.copy()
+        return self.batch.observe(), infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions ``(B, 107)`` bool; all True in a game waiting for its autoreset."""
+        return self._masks.astype(bool)
+
+    def render(self):
+        if self.render_mode is None:
+            return None
+        core = self.batch.core
+        return tuple(render_table(core, viewer=int(self.batch.seat[g]), game=g) for g in range(self.num_envs))

@@ -1,0 +1,245 @@
+"""RLlib (new API stack): many games of one core as one ``MultiAgentEnv``, and a masking RLModule.
+
+RLlib pays a fixed Python cost per environment step (connectors, episode bookkeeping, one
+module forward). Through ``PettingZooEnv`` on the AEC environment each of those steps
+moves one card; here each step moves one decision in every game of a core batch, so the
+cost is paid once per batch and the module's forward pass sees all the batch's acting seats.
+
+* :class:`SpoilFiveMultiAgentEnv`: ``num_games`` games stepped together. Agent ids are
+  ``"g{game}_p{seat}"``; an episode is one hand (``mode="hand"``) or one game
+  (``mode="game"``) in every game of the batch, and ends when the last of them ends.
+  Observations go only to the seat to act in each unfinished game, as a dict with the
+  AEC environment's keys, ``{"observation": float32 (OBS_DIM,), "action_mask": int8 (107,)}``.
+  A seat's reward arrives when its game's hand ends (RLlib credits it to that seat's last
+  action); every seat of a finished game is terminated then.
+* :class:`SpoilFiveMaskedModule`: a torch ``RLModule`` with ``ValueFunctionAPI`` (PPO,
+  APPO, IMPALA) over the project's :class:`agents.policy.PolicyNet`; it reads
+  ``"observation"`` and ``"action_mask"`` from that dict and gives illegal actions the
+  lowest finite logit, so they are never sampled. :func:`policy_agent` turns a trained
+  module into an :class:`agents.base.Agent` for ``agents.evaluate``.
+
+RLlib's environment pre-check steps ``action_space.sample()``, unmasked. With the default
+``illegal_action="penalty"`` the check passes: an illegal action ends that game's hand,
+the offender gets :data:`ILLEGAL_ACTION_REWARD` and every other seat 0 (the seeds' penalty,
+RULES.md: the offender loses his right to the pool). The masking module never plays one
+(``info["illegal_actions"]`` counts them). ``illegal_action="raise"`` raises ``ValueError``
+as the AEC environment does (then set ``config.environment(disable_env_checking=True)``).
+
+>>> from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+>>> env = SpoilFiveMultiAgentEnv({"num_games": 3, "num_players": 4})
+>>> observations, infos = env.reset(seed=0)
+>>> len(observations), sorted(observations[next(iter(observations))])
+(3, ['action_mask', 'observation'])
+
+Training (see ``examples/rllib_ppo.py``)::
+
+    config = (PPOConfig()
+              .environment(SpoilFiveMultiAgentEnv, env_config={"num_games": 64, "num_players": 4})
+              .multi_agent(policies={"shared"}, policy_mapping_fn=shared_policy)
+              .rl_module(rl_module_spec=masked_module_spec()))
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from agents.policy import PolicyAgent, PolicyNet
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.core import MODES, REWARDS, SpoilFiveCore
+from spoilfive_env.env import raw_env
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.rules import make_rules
+
+ILLEGAL_ACTIONS = ("penalty", "raise")
+ILLEGAL_ACTION_REWARD = -1.0
+"""Reward of a seat whose illegal action ended its game's hand (``illegal_action="penalty"``)."""
+SHARED_POLICY = "shared"
+DEFAULT_HIDDEN = (256, 256)
+
+
+def agent_id(game: int, seat: int) -> str:
+    """The RLlib agent id of ``seat`` in ``game``: ``"g{game}_p{seat}"``."""
+    return f"g{game}_p{seat}"
+
+
+class SpoilFiveMultiAgentEnv(MultiAgentEnv):
+    """``num_games`` Spoil Five games on one core, as one RLlib ``MultiAgentEnv``.
+
+    Args:
+        config: RLlib's ``env_config`` (a dict or ``EnvContext``) with the keys
+            ``num_games`` (default 64), ``num_players`` (4), ``mode`` (``"hand"``),
+            ``reward`` (``"equity"``), ``illegal_action`` (``"penalty"``), ``seed``
+            (``None``; each RLlib worker adds its ``worker_index``), and any rules option
+            by name (``jink_bonus=1``, ``preset="hoyle"``).
+
+    Raises:
+        ValueError: a bad ``num_games``, ``mode``, ``reward``, ``illegal_action`` or rule.
+    """
+
+    def __init__(self, config: dict | None = None):
+        super().__init__()
+        options = dict(config or {})
+        num_games = options.pop("num_games", 64)
+        num_players = options.pop("num_players", 4)
+        mode = options.pop("mode", "hand")
+        reward = options.pop("reward", "equity")
+        illegal_action = options.pop("illegal_action", "penalty")
+        seed = options.pop("seed", None)
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
+        if mode not in MODES or reward not in REWARDS:
+            raise ValueError(f"mode={mode!r}, reward={reward!r}: choose mode from {', '.join(MODES)} "
+                             f"and reward from {', '.join(REWARDS)}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
+                             f"{', '.join(ILLEGAL_ACTIONS)}")
+        worker_index = getattr(config, "worker_index", 0)
+        if seed is not None:
+            seed = int(seed) + int(worker_index)
+        self.rules = make_rules(num_players=num_players, **options)
+        self.illegal_action = illegal_action
+        self.num_games = B = int(num_games)
+        self.num_players = n = self.rules.num_players
+        self.core = SpoilFiveCore(B, rules=self.rules, mode=mode, reward=reward, seed=seed, deal=False)
+
+        self._ids = np.array([agent_id(g, s) for g in range(B) for s in range(n)], dtype=object)
+        self._index = {aid: i for i, aid in enumerate(self._ids)}
+        self.possible_agents = self._ids.tolist()
+        self.agents = self.possible_agents[:]
+        space = raw_env(num_players=n).observation_space("player_0")
+        self.observation_spaces = {aid: space for aid in self.possible_agents}
+        self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
+        self._forfeited = np.zeros(B, bool)
+        self._live_rows = np.arange(B)
+        self.illegal_actions = 0
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal a new episode in every game; observations of the seat to act in each."""
+        if seed is not None:
+            self.core.rng = np.random.default_rng(seed)
+        self.core.reset()
+        self._forfeited[:] = False
+        self.agents = self.possible_agents[:]
+        return self._observations(np.ones(self.num_games, bool)), {}
+
+    def step(self, action_dict: dict):
+        """Apply the actions of the seats that were asked to act (at most one per game)."""
+        B, n = self.num_games, self.num_players
+        asked = self.core.current_player + np.arange(B) * n  # flat index of the seat to act
+        waiting = ~(self.core.done | self._forfeited)
+        rows = np.fromiter((self._index[aid] for aid in action_dict), np.int64, len(action_dict))
+        games = rows // n
+        if len(games) != len(np.unique(games)) or not (waiting[games] & (asked[games] == rows)).all():
+            wrong = [aid for aid, g, r in zip(action_dict, games, rows) if not (waiting[g] and asked[g] == r)]
+            raise ValueError(f"actions for agents not asked to act: {wrong[:5]}; act only for the agents "
+                             "of the last observations")
+        actions = np.zeros(B, np.int64)
+        actions[games] = np.fromiter(action_dict.values(), np.int64, len(action_dict))
+        moving = np.zeros(B, bool)
+        moving[games] = True
+        rewards = np.zeros((B, n), np.float32)
+        forfeited_now = np.zeros(B, bool)
+        if self.illegal_action == "penalty":
+            mask = self.core.legal_mask()
+            in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+            illegal = moving & ~(in_range & mask[np.arange(B), np.where(in_range, actions, 0)])
+            if illegal.any():
+                forfeited_now = illegal
+                self._forfeited |= illegal
+                moving &= ~illegal
+                offenders = np.flatnonzero(illegal)
+                rewards[offenders, self.core.current_player[offenders]] = ILLEGAL_ACTION_REWARD
+                self.illegal_actions += len(offenders)
+        hand_rewards, ended = self.core.step(actions, where=moving)
+        rewards += hand_rewards
+        ended |= forfeited_now
+        all_done = bool((self.core.done | self._forfeited).all())
+
+        # Rewards for every seat that acted (0 until its hand ends) and every seat of an ended game.
+        ended_rows = (np.flatnonzero(ended)[:, None] * n + np.arange(n)).ravel()
+        rewarded = np.union1d(rows, ended_rows)
+        flat = rewards.ravel()
+        reward_dict = dict(zip(self._ids[rewarded].tolist(), flat[rewarded].tolist()))
+        terminated = dict.fromkeys(self._ids[ended_rows].tolist(), True)
+        terminated["__all__"] = all_done
+        still_playing = ~(self.core.done | self._forfeited)
+        infos = {"__common__": {"illegal_actions": self.illegal_actions}} if self.illegal_actions else {}
+        return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, infos
+
+    def _observations(self, games_mask: np.ndarray) -> dict:
+        """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""
+        games = np.flatnonzero(games_mask)
+        if len(games) == 0:
+            return {}
+        observations = self.core.observe()[games]
+        masks = self.core.legal_mask()[games].astype(np.int8)
+        ids = self._ids[games * self.num_players + self.core.current_player[games]]
+        return {aid: {"observation": obs, "action_mask": mask}
+                for aid, obs, mask in zip(ids.tolist(), observations, masks)}
+
+
+def shared_policy(agent_id, episode=None, **kwargs) -> str:
+    """RLlib ``policy_mapping_fn``: every seat of every game plays the one shared policy."""
+    return SHARED_POLICY
+
+
+# ---------------------------------------------------------------------- the RLModule
+class SpoilFiveMaskedModule(TorchRLModule, ValueFunctionAPI):
+    """Actor-critic over :class:`agents.policy.PolicyNet` that masks illegal actions.
+
+    Reads this project's observation dict (``"observation"``, ``"action_mask"``, the keys of
+    the AEC environment and of PettingZoo). ``model_config``: ``hidden`` (layer widths,
+    default ``(256, 256)``) and ``encoding`` (``"canonical"`` or ``"raw"``, see
+    :mod:`agents.policy`). The critic sees the observation only (``critic="local"``).
+    """
+
+    def setup(self):
+        space = self.observation_space
+        if not isinstance(space, gymnasium.spaces.Dict) or set(space.spaces) != {"observation", "action_mask"}:
+            raise ValueError(f"SpoilFiveMaskedModule needs a Dict observation space with the keys "
+                             f"'observation' and 'action_mask', got {space}")
+        if space["observation"].shape != (OBS_DIM,):
+            raise ValueError(f"the observation must have shape ({OBS_DIM},) (this version's layout), "
+                             f"got {space['observation'].shape}")
+        config = self.model_config or {}
+        self.net = PolicyNet(hidden=tuple(config.get("hidden", DEFAULT_HIDDEN)), critic="local",
+                             encoding=config.get("encoding", "canonical"))
+
+    def _forward(self, batch, **kwargs):
+        obs = batch[Columns.OBS]
+        logits = self.net.logits(obs["observation"])
+        legal = obs["action_mask"].bool()
+        return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, torch.finfo(logits.dtype).min)}
+
+    def compute_values(self, batch, embeddings=None):
+        return self.net.value(batch[Columns.OBS]["observation"])
+
+
+def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
+                       policy: str = SHARED_POLICY) -> MultiRLModuleSpec:
+    """The ``rl_module_spec`` of one shared :class:`SpoilFiveMaskedModule` named ``policy``."""
+    return MultiRLModuleSpec(rl_module_specs={
+        policy: RLModuleSpec(module_class=SpoilFiveMaskedModule,
+                             model_config={"hidden": list(hidden), "encoding": encoding}),
+    })
+
+
+def policy_agent(module: SpoilFiveMaskedModule, name: str = "rllib", seed: int | None = None,
+                 greedy: bool = True) -> PolicyAgent:
+    """An :class:`agents.base.Agent` that plays with a (trained) module's actor, for ``agents.evaluate``."""
+    net = PolicyNet(hidden=module.net.hidden, critic="local", encoding=module.net.encoding)
+    net.load_state_dict({key: value.detach().cpu() for key, value in module.net.state_dict().items()})
+    return PolicyAgent(net, seed, greedy=greedy, name=name)
+
+
+__all__ = ["ILLEGAL_ACTION_REWARD", "SHARED_POLICY", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",
+           "agent_id", "masked_module_spec", "policy_agent", "shared_policy"]

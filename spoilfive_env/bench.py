@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -33,6 +34,7 @@ import time
 import numpy as np
 
 from .actions import NUM_ACTIONS
+from .cli import ArgumentParser, non_negative_int
 from .core import SpoilFiveCore
 from .env import env as make_env
 from .rules import Rules
@@ -169,7 +171,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m spoilfive_env.bench",
         description="Decisions per second of the Spoil Five core and AEC environment under random legal play "
                     "(the cost of choosing random actions is included).")
@@ -182,11 +184,11 @@ def main(argv=None) -> int:
                         help="comma-separated table sizes (default 2,4,6,10)")
     parser.add_argument("--batch-sizes", type=_int_list, default=list(BATCH_SIZES),
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the random actions")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and the random actions")
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
-    if seconds <= 0:
-        parser.error(f"--seconds must be positive, got {seconds:g}")
+    if not math.isfinite(seconds) or seconds <= 0:  # nan or inf would never end a measurement
+        parser.error(f"--seconds {seconds:g} is not allowed: the seconds must be positive and finite")
     for n in args.players:
         if not 2 <= n <= 10:
             parser.error(f"--players: {n} is not allowed: Spoil Five takes 2 to 10 players")

@@ -33,12 +33,17 @@ class Agent:
         seed: the seed the agent was made with.
         rng: the agent's own ``np.random.Generator``.
         cheats: True only for agents that read the engine's hidden state (the oracle).
+        batch_invariant: True when ``act_batch``'s action for a row depends on that row alone
+            (no random draws, no arithmetic that varies with the batch's size): a tournament
+            may then decide the rows of many blocks of deals in one call (see
+            :mod:`agents.sharding`). False by default, which is always safe.
         rules: the :class:`~spoilfive_env.rules.Rules` of the table, when a tournament or the
             terminal game has told the agent (see :meth:`bind`); ``None`` otherwise.
     """
 
     name: str = "agent"
     cheats: bool = False
+    batch_invariant: bool = False
 
     def __init__(self, seed: int | None = None):
         self.seed = seed

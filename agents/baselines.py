@@ -312,6 +312,7 @@ class GreedyAgent(Agent):
     """Wins tricks as cheaply as it can, sheds its weakest card otherwise, always claims."""
 
     name = "greedy"
+    batch_invariant = True  # a pure rule of each row: no random draws
 
     def act_batch(self, observations, masks):
         return rule_actions(view_from_observations(observations), masks, spoil=False)
@@ -321,6 +322,7 @@ class SpoilerAgent(Agent):
     """Greedy, and spends its cards to stop another player taking three tricks."""
 
     name = "spoiler"
+    batch_invariant = True  # a pure rule of each row: no random draws
 
     def act_batch(self, observations, masks):
         return rule_actions(view_from_observations(observations), masks, spoil=True)

@@ -1,18 +1,28 @@
-"""Playing in the terminal: scripted standard input drives whole games."""
+"""Playing in the terminal: scripted standard input drives whole games; the reasons a move is
+refused; Ctrl-C; the launcher in spoilfive_env that finds the game by its entry point."""
 
 from __future__ import annotations
 
+import ast
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents import load_agent
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.cards import card_index
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
-from spoilfive_env.play import Quit, parse_move, play_game
+from spoilfive_env.env import raw_env
+from spoilfive_integrations.play import Quit, parse_move, play_game, why_not
+
+ROOT = Path(__file__).resolve().parents[1]
 
 COMMAND = [sys.executable, "-m", "spoilfive_env.play"]
 
@@ -48,6 +58,89 @@ def test_bad_options_give_an_error():
     assert result.returncode == 2 and "unknown agent" in result.stderr
     result = run(["--players", "3", "--seat", "5"], "")
     assert result.returncode == 2 and "--seat" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_ctrl_c_says_goodbye_and_exits_130():
+    process = subprocess.Popen(COMMAND + ["--players", "3", "--seed", "4"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, deadline = b"", time.monotonic() + 60
+    while b"\n> " not in seen and time.monotonic() < deadline:  # wait for the first prompt
+        chunk = os.read(process.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        seen += chunk
+    assert b"\n> " in seen, seen[-500:]
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    text = stderr.decode()
+    assert "Bye" in text and "Traceback" not in text and len(text.strip().splitlines()) == 1
+
+
+def test_the_table_is_shown_only_on_your_turn_and_enter_plays_a_forced_move():
+    forced = []
+
+    def answer(tail):
+        prompt = "\n".join(tail)
+        if "press Enter to play it" in prompt:
+            forced.append(prompt)
+            return "\n"
+        return "1\n"
+
+    read, write, written = scripted(answer)
+    assert play_game(4, [load_agent("spoiler")], seed=5, read=read, write=write, num_hands=3) == 0
+    text = "".join(written)
+    assert forced, "no forced move in three hands"
+    assert "not understand" not in text and "type a move" not in text
+    your_moves = len(re.findall(r"(?:^|> )You (play|rob|decline|claim|jink)", text, flags=re.MULTILINE))
+    their_moves = len(re.findall(r"^player_\d (plays|robs|declines|claims|jinks)", text, flags=re.MULTILINE))
+    assert their_moves > your_moves > 0
+    assert text.count("Spoil Five · ") == your_moves  # one table per turn of yours, none for theirs
+
+
+def test_the_launcher_finds_the_game_by_its_entry_point_and_imports_no_upper_layer(monkeypatch, capsys):
+    for path in (ROOT / "spoilfive_env").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            assert not any(n.split(".")[0] in ("agents", "spoilfive_integrations") for n in names), path
+    import spoilfive_env.play as launcher
+
+    monkeypatch.setattr(launcher, "entry_points", lambda **selection: [])
+    assert launcher.main(["--players", "3"]) != 0
+    assert "pip install -e ." in capsys.readouterr().err
+
+
+def four_player_deal():
+    """Seat 0 leads (dealer 3); spades are trump and nobody holds the ace of spades (no rob)."""
+    game = raw_env(num_players=4)
+    game.reset(options={"dealer": 3, "turnup": "9S", "pool": 0, "hands": [
+        ["10S", "KD", "2C", "3C", "4C"], ["JS", "4S", "2D", "3H", "7C"],
+        ["5S", "AH", "KS", "QS", "6S"], ["3D", "4D", "6D", "7D", "8D"]]})
+    return game
+
+
+def refusal(game, text):
+    legal = [int(a) for a in np.flatnonzero(game.core.legal_mask()[0])]
+    with pytest.raises(ValueError) as error:
+        parse_move(text, legal, int(game.core.phase[0]), why=lambda action: why_not(game.core, action))
+    return str(error.value)
+
+
+def test_an_illegal_move_says_why():
+    game = four_player_deal()
+    game.step(card_index("KD"))  # a plain lead; seat 1 holds a diamond
+    message = refusal(game, "3H")
+    assert "K♦ was led" in message and "follow suit (♦) or play a trump (♠" in message
+    assert "you do not hold A♣" in refusal(game, "AC")
+    assert "robbing is not open" in refusal(game, "rob 2d") and "robbing is not open" in refusal(game, "d")
+    assert "first three tricks" in refusal(game, "c")
+
+    game = four_player_deal()
+    game.step(card_index("10S"))  # a trump lead below seat 1's jack, but seat 1 also holds the four
+    message = refusal(game, "7C")
+    assert "a trump must be played" in message and "(J♠ may)" in message
 
 
 def scripted(answer):
@@ -101,6 +194,9 @@ def test_parse_move():
     assert parse_move(" 2 ", legal, PHASE_PLAY) == card_index("10S")
     with pytest.raises(ValueError, match="not a legal move"):
         parse_move("KS", legal, PHASE_PLAY)
+    with pytest.raises(ValueError, match="type a move"):
+        parse_move("", legal, PHASE_PLAY)
+    assert parse_move("", legal[:1], PHASE_PLAY) == legal[0]  # Enter plays the only legal move
     with pytest.raises(ValueError, match="did not understand"):
         parse_move("hello", legal, PHASE_PLAY)
     with pytest.raises(Quit):

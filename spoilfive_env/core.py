@@ -84,7 +84,7 @@ from .cards import (
 )
 from .observation import OBS_DIM, build_observation
 from .phases import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_PLAY, PHASE_ROB  # noqa: F401 (re-exported)
-from .rules import Rules
+from .rules import Rules, check_chip_headroom, is_integer
 
 MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
@@ -116,7 +116,7 @@ class SpoilFiveCore:
         batch_size: number of independent games ``B``.
         rules: the :class:`~spoilfive_env.rules.Rules` of every game in the batch.
         mode: ``"hand"`` (an episode is one hand) or ``"game"`` (a whole game).
-        reward: ``"equity"`` or ``"chips"`` (CONTRACT.md).
+        reward: ``"equity"`` or ``"chips"`` (docs/rules.md, "Rewards").
         seed: seed of the core's own ``np.random.Generator``; or pass ``rng``.
         rng: an explicit generator for deals and first dealers.
         deal: when False, leave the batch unset; call :meth:`reset` with a deal.
@@ -137,12 +137,16 @@ class SpoilFiveCore:
             raise ValueError(f"rules must be a spoilfive_env.rules.Rules, got {type(rules).__name__}")
         if seed is not None and rng is not None:
             raise ValueError("give either seed or rng, not both")
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if rng is None:
+            rng = make_generator(seed)
         self.rules = rules
         self.mode = mode
         self.reward_mode = reward
         self.batch_size = B = int(batch_size)
         self.num_players = n = rules.num_players
-        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self.rng = rng
         self._all = np.arange(B)
         self._seats = np.arange(n, dtype=np.int8)
         self._team_of_seat = (self._seats % 2).astype(np.int8)
@@ -204,14 +208,26 @@ class SpoilFiveCore:
         return OBS_DIM
 
     def reset(self, where: np.ndarray | None = None, *, hands=None, turnups=None, dealers=None,
-              pools=None, chips=None) -> None:
-        """Start new episodes in the games ``where`` selects (a bool mask or indices; all if None).
+              pools=None, chips=None, seed: int | None = None) -> None:
+        """Start new episodes in the games ``where`` selects (all if None).
 
-        Deals come from the core's generator unless ``hands`` ``(k, n, 5)``, ``turnups`` ``(k,)``
-        and optionally ``dealers`` ``(k,)`` inject them for the ``k`` selected games. ``pools``
-        gives a pool carried over from a spoiled hand (so the spoil ante is paid); ``chips``
-        ``(k, n)`` the players' chips before this hand's antes. Raises ``ValueError`` on an
-        impossible deal and changes nothing.
+        Args:
+            where: a bool mask ``(B,)``, or integer game indices (each at most once).
+            hands: ``(k, n, 5)`` card indices injecting the deal of the ``k`` selected games
+                (with ``turnups`` ``(k,)``); otherwise the core's generator deals.
+            turnups: ``(k,)`` card indices, with ``hands``.
+            dealers: ``(k,)`` seats (or one for all); otherwise drawn from the generator.
+            pools: ``(k,)`` chips carried over from a spoiled hand (so the spoil ante is paid).
+            chips: ``(k, n)`` the players' chips before this hand's antes.
+            seed: reseed the core's generator (after every argument has been checked).
+
+        Every value must be an integer (NumPy integers welcome; floats and bools are refused),
+        and chips and pools must leave room for the game's hands in the engine's 32-bit counters
+        (:func:`~spoilfive_env.rules.check_chip_headroom`).
+
+        Raises:
+            ValueError: naming the bad value and what is allowed; then nothing has changed,
+                the generator included.
         """
         idx = self._indices(where)
         k = len(idx)
@@ -220,15 +236,29 @@ class SpoilFiveCore:
             if hands is None or turnups is None:
                 raise ValueError("an injected deal needs both hands and turnups")
             hands, turnups = validate_deal(hands, turnups, n, k)
-        dealers = self._per_game("dealers", dealers, k, 0, n) if dealers is not None else \
-            self.rng.integers(0, n, size=k)
-        pools = self._per_game("pools", pools, k, 0, None) if pools is not None else np.zeros(k, np.int64)
+        if dealers is not None:
+            dealers = self._per_game("dealers", dealers, k, 0, n)
+        if pools is not None:
+            pools = self._per_game("pools", pools, k, 0, None)
         if chips is not None:
             chips = np.asarray(chips)
-            if chips.shape != (k, n) or not np.issubdtype(chips.dtype, np.integer):
-                raise ValueError(f"chips must be integers of shape ({k}, {n}), got {chips.shape} {chips.dtype}")
+            if chips.dtype.kind not in "iu" or chips.shape != (k, n):
+                raise ValueError(f"chips must be whole numbers of chips, shape ({k}, {n}) (games, seats), "
+                                 f"got {_describe_array(chips)}")
+        if chips is not None or pools is not None:
+            hands_ahead = self.rules.max_hands if self.mode == "game" else 1
+            check_chip_headroom(self.rules, hands_ahead, chips if chips is not None else
+                                np.full((k, n), self.rules.starting_chips), pools if pools is not None else [])
+        rng = make_generator(seed) if seed is not None else None
+        # Everything is checked: from here on nothing can fail.
+        if rng is not None:
+            self.rng = rng
         if k == 0:
             return
+        if dealers is None:
+            dealers = self.rng.integers(0, n, size=k)
+        if pools is None:
+            pools = np.zeros(k, np.int64)
         self._mask_cache = None
         self.chips[idx] = self.rules.starting_chips if chips is None else chips
         self.pool[idx] = pools
@@ -246,9 +276,16 @@ class SpoilFiveCore:
         if seats is None:
             seats = self.current
         else:
-            seats = np.broadcast_to(np.asarray(seats), (self.batch_size,))
+            given = np.asarray(seats)
+            allowed = f"integer seats 0-{self.num_players - 1}, one or one per game ({self.batch_size},)"
+            if given.dtype.kind not in "iu":
+                raise ValueError(f"seats must be {allowed}, got {_describe_array(given)}")
+            try:
+                seats = np.broadcast_to(given, (self.batch_size,))
+            except ValueError:
+                raise ValueError(f"seats must be {allowed}, got shape {given.shape}") from None
             if seats.min() < 0 or seats.max() >= self.num_players:
-                raise ValueError(f"seats must be 0-{self.num_players - 1}, got {np.unique(seats)}")
+                raise ValueError(f"seats must be {allowed}, got {np.unique(seats).tolist()}")
             seats = seats.astype(np.int8)
         return build_observation(self, seats)
 
@@ -329,7 +366,12 @@ class SpoilFiveCore:
 
     def subset(self, indices) -> "SpoilFiveCore":
         """A new core holding copies of the games at ``indices`` (repeats allowed)."""
-        indices = np.asarray(indices, dtype=np.int64)
+        given = np.asarray(indices)
+        if given.size and (given.dtype.kind not in "iu" or given.ndim != 1
+                           or given.min() < 0 or given.max() >= self.batch_size):
+            raise ValueError(f"indices must be integer game indices 0-{self.batch_size - 1}, "
+                             f"got {_describe_array(given)}")
+        indices = given.astype(np.int64).reshape(-1)
         clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode,
                               reward=self.reward_mode, deal=False)
         clone.batch_size = len(indices)
@@ -352,24 +394,43 @@ class SpoilFiveCore:
 
     # ------------------------------------------------------------------ internals
     def _indices(self, where) -> np.ndarray:
+        """The game indices a ``where`` selects: a bool mask ``(B,)`` or distinct integer indices."""
         if where is None:
             return self._all
         where = np.asarray(where)
+        allowed = (f"a bool mask of shape ({self.batch_size},) or distinct integer game indices "
+                   f"0-{self.batch_size - 1}")
         if where.dtype == bool:
             if where.shape != (self.batch_size,):
-                raise ValueError(f"where must have shape ({self.batch_size},), got {where.shape}")
+                raise ValueError(f"where must be {allowed}, got a bool array of shape {where.shape}")
             return np.flatnonzero(where)
-        if where.size and (where.min() < 0 or where.max() >= self.batch_size):
-            raise ValueError(f"where holds game indices outside 0-{self.batch_size - 1}")
-        return where.astype(np.int64).reshape(-1)
+        if where.size == 0:
+            return np.zeros(0, np.int64)
+        if where.dtype.kind not in "iu" or where.ndim > 1:
+            raise ValueError(f"where must be {allowed}, got {_describe_array(where)}")
+        where = where.astype(np.int64).reshape(-1)
+        if where.min() < 0 or where.max() >= self.batch_size:
+            outside = where[(where < 0) | (where >= self.batch_size)]
+            raise ValueError(f"where must be {allowed}, got game indices {outside[:5].tolist()}")
+        ordered = np.sort(where)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if len(repeated):  # two deals into one game would mix their cards
+            raise ValueError(f"where must be {allowed}, got game {int(repeated[0])} more than once")
+        return where
 
     @staticmethod
     def _per_game(name, values, k, low, high):
-        values = np.broadcast_to(np.asarray(values), (k,))
-        if not np.issubdtype(values.dtype, np.integer):
-            raise ValueError(f"{name} must be integers, got {values.dtype}")
+        """``values`` as ``(k,)`` integers in ``low`` to ``high - 1`` (no upper end when None)."""
+        given = np.asarray(values)
+        allowed = f"{low}-{high - 1}" if high is not None else f"{low} or more"
+        allowed = f"integers {allowed}, one or one per selected game ({k},)"
+        if given.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be {allowed}, got {_describe_array(given)}")
+        try:
+            values = np.broadcast_to(given, (k,))
+        except ValueError:
+            raise ValueError(f"{name} must be {allowed}, got shape {given.shape}") from None
         if k and (values.min() < low or (high is not None and values.max() >= high)):
-            allowed = f"{low}-{high - 1}" if high is not None else f"{low} or more"
             raise ValueError(f"{name} must be {allowed}, got {values.tolist()}")
         return values
 
@@ -442,7 +503,7 @@ class SpoilFiveCore:
         concealable = None
         if self.rules.conceal_ace_penalty:
             # The ace holder may play without announcing (the dealer's ace rob is not concealable),
-            # and that very play is judged with the ace already demoted (RULES.md): a concealed
+            # and that very play is judged with the ace already demoted (docs/rules.md): a concealed
             # ace of hearts may not be held back from a trump lead.
             concealable = (phase == PHASE_ROB) & (self.turnup % NUM_RANKS != ACE)
             if concealable.any():
@@ -649,8 +710,9 @@ def validate_deal(hands, turnups, num_players: int, num_games: int):
         raise ValueError(f"hands must have shape {expected} (games, seats, cards), got {hands.shape}")
     if turnups.shape != (num_games,):
         raise ValueError(f"turnups must have shape ({num_games},), got {turnups.shape}")
-    if not (np.issubdtype(hands.dtype, np.integer) and np.issubdtype(turnups.dtype, np.integer)):
-        raise ValueError("hands and turnups must be card indices 0-51")
+    for name, values in (("hands", hands), ("turnups", turnups)):
+        if values.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be integer card indices 0-51, got {_describe_array(values)}")
     cards = np.concatenate([hands.reshape(num_games, -1), turnups[:, None]], axis=1)
     if cards.size and (cards.min() < 0 or cards.max() >= NUM_CARDS):
         raise ValueError(f"card indices must be 0-51, got {cards[(cards < 0) | (cards >= NUM_CARDS)][:5].tolist()}")
@@ -659,5 +721,19 @@ def validate_deal(hands, turnups, num_players: int, num_games: int):
     if repeated.any():
         game = int(np.flatnonzero(repeated.any(axis=1))[0])
         dup = sorted_cards[game, 1:][repeated[game]]
-        raise ValueError(f"deal {game} uses a card more than once: {', '.join(card_str(int(c)) for c in dup)}")
+        which = "the deal" if num_games == 1 else f"deal {game}"
+        raise ValueError(f"{which} uses a card more than once: {', '.join(card_str(int(c)) for c in dup)}")
     return hands.astype(np.int8), turnups.astype(np.int8)
+
+
+def make_generator(seed) -> np.random.Generator:
+    """A fresh ``np.random.Generator`` from ``seed`` (None: fresh entropy; else a whole number >= 0)."""
+    if seed is not None and not (is_integer(seed) and seed >= 0):
+        raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}")
+    return np.random.default_rng(None if seed is None else int(seed))
+
+
+def _describe_array(values: np.ndarray) -> str:
+    """A short description of a refused array for an error message: dtype, shape, first values."""
+    shown = values.reshape(-1)[:6].tolist()
+    return f"{values.dtype} values of shape {values.shape}: {shown}{' ...' if values.size > 6 else ''}"

@@ -24,6 +24,8 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import gymnasium
 import numpy as np
 from gymnasium import spaces
@@ -31,17 +33,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .actions import NUM_ACTIONS, action_str
-from .cards import ACE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
-from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore, validate_deal
+from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
+from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
 from .observation import OBS_DIM, SLICES
-from .rules import make_rules
+from .rules import CHIPS_MAX, CHIPS_MIN, is_integer, make_rules
 
 RESET_OPTIONS = ("dealer", "hands", "turnup", "pool", "chips")
-
-
-def env(**kwargs):
-    """The Spoil Five AEC environment with PettingZoo's order-enforcing wrapper."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+SEQUENCES = (list, tuple, np.ndarray)  # what a list of cards or of chips may be given as
 
 
 def _observation_bounds():
@@ -73,6 +71,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
+        if num_players is None:  # make_rules reads None as "the default"; here it is a mistake
+            raise ValueError("num_players=None is not allowed: it must be an integer, 2 to 10")
         self.rules = make_rules(num_players=num_players, **rules)
         self.render_mode = render_mode
         self.core = SpoilFiveCore(1, rules=self.rules, mode=mode, reward=reward, deal=False)
@@ -96,12 +96,22 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None):
-        deal = self._parse_options(options or {})
-        if "hands" in deal:  # refuse a bad deal before anything changes, the generator included
-            validate_deal(deal["hands"], deal["turnups"], self.rules.num_players, 1)
-        if seed is not None:
-            self.core.rng = np.random.default_rng(seed)
-        self.core.reset(**deal)
+        """Start a new episode (a hand, or a game with ``mode="game"``).
+
+        Args:
+            seed: reseed the environment's generator (a whole number 0 or more).
+            options: may fix the deal: ``"hands"`` (one list of 5 cards per seat, as text such
+                as ``"5H"`` or as card indices) with ``"turnup"``, ``"dealer"`` (a seat),
+                ``"pool"`` (chips carried over from a spoiled hand) and ``"chips"`` (one whole
+                number per seat). Unknown keys are ignored with a warning.
+
+        Raises:
+            ValueError: a bad seed or option, naming it and what is allowed; the environment,
+                its generator included, is then exactly as before.
+        """
+        deal = self._parse_options({} if options is None else options)
+        # The core checks every value before it reseeds or draws anything.
+        self.core.reset(**deal, seed=seed)
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
@@ -111,7 +121,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._refresh()
 
     def _parse_options(self, options: dict) -> dict:
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict of reset options ({', '.join(RESET_OPTIONS)}), "
+                             f"got {type(options).__name__}")
+        unknown = sorted(set(map(str, options)) - set(RESET_OPTIONS))
         if unknown:
             # A warning, not an error: PettingZoo's api_test passes options of its own.
             gymnasium.logger.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}: "
@@ -122,29 +135,36 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if "hands" not in options or "turnup" not in options:
                 raise ValueError("a fixed deal needs both 'hands' (one list of 5 cards per seat) and 'turnup'")
             hands = options["hands"]
-            if not isinstance(hands, (list, tuple)) or len(hands) != n:
+            if not isinstance(hands, SEQUENCES) or len(hands) != n:
                 raise ValueError(f"'hands' must hold one list of 5 cards for each of the {n} seats, got {hands!r}")
             parsed = []
             for seat, hand in enumerate(hands):
-                if isinstance(hand, str) or len(hand) != 5:
-                    raise ValueError(f"seat {seat} must be dealt exactly 5 cards, got {hand!r}")
+                if not isinstance(hand, SEQUENCES) or len(hand) != HAND_SIZE:
+                    raise ValueError(f"seat {seat} must be dealt exactly {HAND_SIZE} cards, got {hand!r}")
                 parsed.append([self._card(card) for card in hand])
             deal["hands"] = np.array([parsed])
             deal["turnups"] = np.array([self._card(options["turnup"])])
         if "dealer" in options:
             dealer = options["dealer"]
-            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+            if not is_integer(dealer) or not 0 <= dealer < n:
                 raise ValueError(f"'dealer' must be a seat 0-{n - 1}, got {dealer!r}")
-            deal["dealers"] = np.array([dealer])
+            deal["dealers"] = np.array([int(dealer)])
+        # Chip counts are checked here for their type only; the core checks that they fit.
         if "pool" in options:
             pool = options["pool"]
-            if isinstance(pool, bool) or not isinstance(pool, (int, np.integer)) or pool < 0:
+            if not is_integer(pool) or pool < 0:
                 raise ValueError(f"'pool' must be a whole number of chips, 0 or more, got {pool!r}")
-            deal["pools"] = np.array([pool])
+            if pool > CHIPS_MAX:
+                raise ValueError(f"'pool' must be a whole number of chips 0 to {CHIPS_MAX}, got {pool!r}")
+            deal["pools"] = np.array([pool], dtype=np.int64)
         if "chips" in options:
             chips = options["chips"]
-            if len(chips) != n:
-                raise ValueError(f"'chips' must give one number per seat ({n}), got {chips!r}")
+            if not isinstance(chips, SEQUENCES) or len(chips) != n or not all(is_integer(c) for c in chips):
+                raise ValueError(f"'chips' must give one whole number of chips per seat ({n}), got {chips!r}")
+            outside = [c for c in chips if not CHIPS_MIN <= c <= CHIPS_MAX]
+            if outside:
+                raise ValueError(f"'chips' must be whole numbers {CHIPS_MIN} to {CHIPS_MAX} (the engine's "
+                                 f"32-bit counters), got {outside[0]!r}")
             deal["chips"] = np.array([chips], dtype=np.int64)
         return deal
 
@@ -209,6 +229,24 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def close(self):
         pass
+
+
+def env(num_players: int = 4, render_mode: str | None = None, mode: str = "hand", reward: str = "equity",
+        **rules) -> wrappers.OrderEnforcingWrapper:
+    """The Spoil Five AEC environment (:class:`raw_env`) inside PettingZoo's order-enforcing wrapper.
+
+    Args:
+        num_players: 2 to 10 (a Python or NumPy integer).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
+        mode: ``"hand"`` (an episode is one hand) or ``"game"`` (a whole game).
+        reward: ``"equity"`` or ``"chips"`` (docs/rules.md, "Rewards").
+        **rules: options of :class:`~spoilfive_env.rules.Rules` by name, or ``preset=``.
+
+    Raises:
+        ValueError: a bad argument, naming it and what is allowed.
+    """
+    return wrappers.OrderEnforcingWrapper(
+        raw_env(num_players=num_players, render_mode=render_mode, mode=mode, reward=reward, **rules))
 
 
 def render_table(core: SpoilFiveCore, viewer: int, game: int = 0) -> str:

@@ -122,12 +122,19 @@ def _lineup(agents, num_players: int, seed: int):
 
 
 def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnups, dealers,
-                    batch_size: int = 8192):
+                    batch_size: int = 8192, *, seed: int = 0, first_block: int = 0):
     """Play every deal under every rotation. Returns per-game outcome arrays.
 
     Game ``g = deal * n + rotation``; in rotation ``r`` seat ``s`` holds lineup entry
     ``(s - r) % n``. Returns a dict of ``entry_of_seat (G, n)``, ``equity (G, n)``,
     ``chips (G, n)``, ``winner (G,)``, ``tricks (G, n)``, ``jinker (G,)``, ``jink_won (G,)``.
+
+    The deals given are blocks ``first_block, first_block + 1, ...`` of the tournament's
+    deals (:mod:`agents.sharding`): every :data:`~agents.sharding.BLOCK_DEALS` deals, from the
+    first, are a block, and agent ``a`` plays block ``b`` with its generator reseeded from
+    ``block_seed(seed, a, b)``, so the outcome of each block depends on ``(seed, block)``
+    alone. A core batch holds whole blocks (at least one, about ``batch_size`` games). The
+    agents' own generators are put back as they were at the end.
     """
     n = rules.num_players
     D = len(turnups)
@@ -148,43 +155,76 @@ def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnu
     for agent in agents:
         if hasattr(agent, "bind"):
             agent.bind(rules)
-    for start in range(0, G, batch_size):
-        ids = np.arange(start, min(G, start + batch_size))
-        core = SpoilFiveCore(len(ids), rules=rules, mode="hand", reward="equity", deal=False)
-        d = deal_of_game[ids]
-        core.reset(hands=hands[d], turnups=turnups[d], dealers=dealers[d])
-        while len(ids):
-            masks = core.legal_mask()
-            observations = core.observe()
-            who = agent_of_seat[ids, core.current.astype(np.int64)]
-            actions = np.zeros(len(ids), np.int64)
-            for index, agent in enumerate(agents):
-                rows = np.flatnonzero(who == index)
-                if not len(rows):
-                    continue
-                if getattr(agent, "cheats", False):
-                    chosen = agent.act_batch_state(core, rows, observations[rows], masks[rows])
-                else:
-                    chosen = agent.act_batch(observations[rows], masks[rows])
-                actions[rows] = chosen
-            rewards, done = core.step(actions)
-            out["equity"][ids] += rewards
-            if done.any():
-                f = np.flatnonzero(done)
-                g = ids[f]
-                out["chips"][g] = core.chips[f] - rules.starting_chips
-                out["winner"][g] = core.last_winner[f]
-                out["tricks"][g] = core.last_tricks[f]
-                out["jinker"][g] = core.last_jinker[f]
-                out["jink_won"][g] = core.last_jink_won[f]
-            live = ~core.done
-            if not live.any():
-                break
-            if live.sum() <= core.batch_size // 2 and core.batch_size > 64:
-                keep = np.flatnonzero(live)
-                core = core.subset(keep)
-                ids = ids[keep]
+    block_games = BLOCK_DEALS * n
+    # An agent with its own reseed() may keep random state beyond ``rng``: one block at a time.
+    own_reseed = any(type(agent).reseed is not Agent.reseed for agent in agents if isinstance(agent, Agent))
+    chunk_games = block_games * (1 if own_reseed else max(1, batch_size // block_games))
+    saved = [(getattr(agent, "seed", None), getattr(agent, "rng", None)) for agent in agents]
+    try:
+        for start in range(0, G, chunk_games):
+            ids = np.arange(start, min(G, start + chunk_games))
+            _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_game, ids, out,
+                        seed, first_block, block_games)
+    finally:
+        for agent, (agent_seed, rng) in zip(agents, saved):
+            if rng is not None:
+                agent.seed, agent.rng = agent_seed, rng
     return out
+
+
+def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_game, ids, out,
+                seed, first_block, block_games):
+    """Play games ``ids`` (whole blocks) on one core, each agent drawing from each block's stream."""
+    blocks = range(ids[0] // block_games, ids[-1] // block_games + 1)
+    streams = {}  # (agent index, local block) -> that block's generator
+    for index, agent in enumerate(agents):
+        for block in blocks:
+            if hasattr(agent, "reseed"):
+                agent.reseed(block_seed(seed, index, first_block + block))
+            streams[index, block] = getattr(agent, "rng", None)
+    core = SpoilFiveCore(len(ids), rules=rules, mode="hand", reward="equity", deal=False)
+    d = deal_of_game[ids]
+    core.reset(hands=hands[d], turnups=turnups[d], dealers=dealers[d])
+    while len(ids):
+        masks = core.legal_mask()
+        observations = core.observe()
+        who = agent_of_seat[ids, core.current.astype(np.int64)]
+        actions = np.zeros(len(ids), np.int64)
+        for index, agent in enumerate(agents):
+            rows = np.flatnonzero(who == index)
+            if not len(rows):
+                continue
+            if getattr(agent, "batch_invariant", False):
+                groups = [rows]  # its action for a row depends on that row alone
+            else:  # rows are in game order, so each block's rows are one run
+                block_of_row = ids[rows] // block_games
+                groups = np.split(rows, np.flatnonzero(np.diff(block_of_row)) + 1)
+            for group in groups:
+                stream = streams[index, int(ids[group[0]] // block_games)]
+                if stream is not None and not getattr(agent, "batch_invariant", False):
+                    agent.rng = stream
+                if getattr(agent, "cheats", False):
+                    chosen = agent.act_batch_state(core, group, observations[group], masks[group])
+                else:
+                    chosen = agent.act_batch(observations[group], masks[group])
+                actions[group] = chosen
+        rewards, done = core.step(actions)
+        out["equity"][ids] += rewards
+        if done.any():
+            f = np.flatnonzero(done)
+            g = ids[f]
+            out["chips"][g] = core.chips[f] - rules.starting_chips
+            out["winner"][g] = core.last_winner[f]
+            out["tricks"][g] = core.last_tricks[f]
+            out["jinker"][g] = core.last_jinker[f]
+            out["jink_won"][g] = core.last_jink_won[f]
+        live = ~core.done
+        if not live.any():
+            break
+        if live.sum() <= core.batch_size // 2 and core.batch_size > 64:
+            keep = np.flatnonzero(live)  # (in order: each block's rows stay one run)
+            core = core.subset(keep)
+            ids = ids[keep]
 
 
 def _mean_ci(per_deal: np.ndarray) -> tuple[float, float]:
@@ -261,20 +301,35 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
 
 
 def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
-             rules: Rules | None = None, batch_size: int = 8192, **rule_options) -> dict:
+             rules: Rules | None = None, batch_size: int = 8192, ray: str | bool | None = None,
+             shards: int | None = None, **rule_options) -> dict:
     """Run a tournament and return every figure as a dict (what ``--json`` prints).
+
+    The figures are a function of ``(agents, num_players, deals, seed, rules)`` alone: the
+    same for any ``batch_size``, and the same with ``ray=`` for any number of ``shards``
+    (the deals are played in blocks of :data:`~agents.sharding.BLOCK_DEALS`, each agent
+    reseeded per block from ``SeedSequence([seed, agent index, block])``; see
+    :mod:`agents.sharding`). Only ``"seconds"`` differs.
 
     Args:
         agents: lineup of agent specs (names, ``name:key=value`` specs, checkpoint paths) or
             :class:`~agents.base.Agent` objects, seat by seat; a short lineup is filled with
-            its last entry. Agents made from specs are seeded from ``seed``; agent objects are
-            used as they are (their own seeds).
+            its last entry. Every agent, objects included, is reseeded per block from ``seed``
+            (an object's own generator is put back afterwards).
         num_players: table size.
         deals: number of deals; each is played ``num_players`` times (every rotation).
-        seed: seed of the deals (and of the agents made from specs).
+        seed: seed of the deals and of the agents' per-block streams.
         rules: the rules of the table (default ``Rules(num_players=num_players)``); or give
             rules options as keywords (``jink_bonus=1``, ``preset="hoyle"``).
-        batch_size: games stepped together on one core.
+        batch_size: games stepped together on one core (rounded to whole blocks).
+        ray: ``None`` or ``False`` (default): play here, in this process. ``""`` or ``True``:
+            start a local Ray cluster (or reuse the session already connected);
+            ``"auto"``: join the cluster ``ray start`` made on this machine; ``"HOST:PORT"``:
+            join that head node. Shards of blocks then run as Ray tasks, one CPU each; agent
+            specs are rebuilt in each task (checkpoint paths must be readable there), agent
+            objects travel pickled. A caller running many tournaments (the leaderboard)
+            pays for connecting once: later calls reuse the session.
+        shards: Ray tasks to cut the blocks into (default: one per CPU of the cluster).
 
     Returns:
         ``{"agents": {label: figures}, "entries": [figures of each lineup entry],
@@ -294,10 +349,18 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         raise ValueError(f"deals={deals!r} is not allowed: it must be a positive integer")
     if isinstance(agents, (str, Agent)):
         agents = [agents]
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
     started = time.perf_counter()
-    distinct, labels, lineup = _lineup(agents, num_players, seed)
+    specs, lineup = distinct_specs(agents, num_players)
+    distinct = build_agents(specs, seed)  # also on the Ray path: a bad spec fails here, before any task
+    labels = _labels(specs, distinct)
     hands, turnups, dealers = make_deals(num_players, int(deals), seed)
-    outcome = play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size)
+    if ray is None or ray is False:
+        outcome = play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed)
+    else:
+        outcome = run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size,
+                             address=ray, shards=shards)
     n = num_players
     agent_groups = {label: lineup == index for index, label in enumerate(labels)}
     per_agent, table = summarise(outcome, rules, int(deals), agent_groups)

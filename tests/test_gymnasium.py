@@ -1,0 +1,502 @@
+"""The Gymnasium doors (CONTRACT.md "Registrations" and "Gymnasium"): registered ids, the
+single-seat env, the VectorEnv over one core batch, opponents, penalty, seeding, errors."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pettingzoo
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import spoilfive_env
+from agents import CHECKPOINT_DIR, Agent
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.core import PHASE_DONE, STATE_FIELDS
+from spoilfive_env.observation import OBS_DIM, decode_observation
+from spoilfive_env.registration import AEC_ID, GYMNASIUM_ID
+from spoilfive_integrations.gymnasium_env import SpoilFiveGymEnv
+from spoilfive_integrations.vector import LearnerBatch, SpoilFiveVectorEnv
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINT = CHECKPOINT_DIR / "ppo.pt"
+INF_BOUNDS_WARNING = r".*Box observation space (minimum|maximum) value is .*infinity"
+
+
+def random_legal(rng, masks):
+    return np.argmax(rng.random(np.shape(masks)) * masks, axis=-1)
+
+
+def state_of(env) -> dict:
+    """Everything a step may change: the core's fields and every random stream."""
+    batch = env.unwrapped.batch
+    state = {name: getattr(batch.core, name).copy() for name in STATE_FIELDS}
+    state["seat"] = batch.seat.copy()
+    state["over"] = batch.over.copy()
+    state["core_rng"] = copy.deepcopy(batch.core.rng.bit_generator.state)
+    state["np_random"] = copy.deepcopy(env.unwrapped.np_random.bit_generator.state)
+    state["agent_rngs"] = [copy.deepcopy(a.rng.bit_generator.state) for a in batch.lineup.agents]
+    return state
+
+
+def assert_same_state(before: dict, after: dict):
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(after[name], value, err_msg=name)
+        else:
+            assert after[name] == value, name
+
+
+class SeatRecorder(Agent):
+    """Plays the first legal action and records, per call, the seats of the env's core to act."""
+
+    name = "recorder"
+
+    def __init__(self, env_getter, seen):
+        super().__init__(seed=0)
+        self.env_getter, self.seen = env_getter, seen
+
+    def act_batch(self, observations, masks):
+        core = self.env_getter().batch.core
+        self.seen.append((self, int(core.current[0])))
+        return np.argmax(masks, axis=1)
+
+
+# ---------------------------------------------------------------------- registrations
+def test_pettingzoo_registry_makes_the_aec_env():
+    game = pettingzoo.make("aec", AEC_ID, num_players=4)
+    assert isinstance(game, pettingzoo.AECEnv)
+    game.reset(seed=0)
+    assert game.possible_agents == [f"player_{i}" for i in range(4)]
+    assert pettingzoo.make("aec", "spoilfive/spoil_five", num_players=3, max_cycles=-1).possible_agents[-1] == "player_2"
+    with pytest.raises(ValueError, match=r"max_cycles=100 is not allowed"):
+        pettingzoo.make("aec", AEC_ID, max_cycles=100)
+
+
+def test_gymnasium_registry_makes_both_envs():
+    spec = gymnasium.spec(GYMNASIUM_ID)
+    assert spec.entry_point == "spoilfive_integrations.gymnasium_env:SpoilFiveGymEnv"
+    assert spec.vector_entry_point == "spoilfive_integrations.vector:SpoilFiveVectorEnv"
+    env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=["random", "greedy"], seat=2, preset="hoyle",
+                         reward="chips")
+    assert isinstance(env.unwrapped, SpoilFiveGymEnv)
+    observation, info = env.reset(seed=1)
+    assert env.observation_space.contains(observation) and info["seat"] == 2
+    assert env.unwrapped.batch.rules.ante == 2 and env.unwrapped.batch.core.reward_mode == "chips"
+    envs = gymnasium.make_vec(GYMNASIUM_ID, num_envs=5, vectorization_mode="vector_entry_point",
+                              num_players=5, opponents="random")
+    assert isinstance(envs.unwrapped, SpoilFiveVectorEnv) and envs.num_envs == 5
+    assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.NEXT_STEP
+    observations, infos = envs.reset(seed=2)
+    assert observations.shape == (5, OBS_DIM) and infos["action_mask"].shape == (5, NUM_ACTIONS)
+
+
+def test_registering_again_warns_nothing_and_keeps_the_specs():
+    spec = gymnasium.spec(GYMNASIUM_ID)
+    aec_spec = pettingzoo.spec("aec", AEC_ID)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spoilfive_env.register_environments()
+        spoilfive_env.register_environments()
+    assert gymnasium.spec(GYMNASIUM_ID) is spec and pettingzoo.spec("aec", AEC_ID) is aec_spec
+
+
+NO_IMPORT_SCRIPT = """
+import sys
+import gymnasium
+assert "spoilfive_env" not in sys.modules
+env = gymnasium.make("spoilfive_env:spoilfive/SpoilFive-v0", opponents="random", seat=0)
+observation, info = env.reset(seed=0)
+envs = gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=3, vectorization_mode="vector_entry_point")
+print(type(env.unwrapped).__name__, observation.shape[0], int(info["action_mask"].sum() > 0), envs.num_envs)
+"""
+
+
+def test_gymnasium_finds_the_id_without_importing_the_package():
+    """Gymnasium 1.x has no plugin entry points: its ``module:id`` form imports the package."""
+    result = subprocess.run([sys.executable, "-c", NO_IMPORT_SCRIPT], check=False, capture_output=True, text=True,
+                            cwd=ROOT, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["SpoilFiveGymEnv", str(OBS_DIM), "1", "3"]
+
+
+def test_pyproject_declares_the_gymnasium_entry_point_group():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '[project.entry-points."gymnasium.envs"]' in text
+    assert 'spoilfive = "spoilfive_env.registration:register_environments"' in text
+
+
+# ---------------------------------------------------------------------- single-seat env
+def test_check_env_passes_in_penalty_mode():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=INF_BOUNDS_WARNING)
+        check_env(gymnasium.make(GYMNASIUM_ID, illegal_action="penalty").unwrapped, skip_render_check=True)
+        check_env(SpoilFiveGymEnv(num_players=6, opponents="random", illegal_action="penalty", mode="game"),
+                  skip_render_check=True)
+
+
+def test_plain_make_runs_episodes_with_masks_and_learner_turns():
+    env = gymnasium.make(GYMNASIUM_ID, num_players=4, opponents="spoiler")
+    rng = np.random.default_rng(0)
+    for episode in range(30):
+        observation, info = env.reset(seed=episode)
+        core = env.unwrapped.core
+        terminated = False
+        while not terminated:
+            mask = info["action_mask"]
+            assert mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,) and mask.any()
+            np.testing.assert_array_equal(env.unwrapped.action_masks(), mask.astype(bool))
+            assert int(core.current[0]) == info["seat"], "the learner acts only at its own decisions"
+            np.testing.assert_array_equal(mask.astype(bool), core.legal_mask()[0])
+            np.testing.assert_array_equal(observation, core.observe(info["seat"])[0])
+            observation, _, terminated, truncated, info = env.step(int(random_legal(rng, mask)))
+            assert not truncated
+        assert not info["action_mask"].any() and core.phase[0] == PHASE_DONE
+
+
+@pytest.mark.parametrize("reward", ["chips", "equity"])
+def test_rewards_gather_the_opponents_moves(reward):
+    """The seat's episode reward is its whole result, wherever the hand ended (on its move or theirs)."""
+    for mode, episodes in (("hand", 40), ("game", 3)):
+        env = SpoilFiveGymEnv(num_players=4, opponents="spoiler", mode=mode, reward=reward, num_hands=2)
+        rng = np.random.default_rng(1)
+        for episode in range(episodes):
+            _, info = env.reset(seed=episode)
+            seat, total, terminated = info["seat"], 0.0, False
+            while not terminated:
+                _, step_reward, terminated, _, info = env.step(int(random_legal(rng, info["action_mask"])))
+                total += step_reward
+            core = env.core
+            final = core.chips[0, seat] - env.batch.rules.starting_chips
+            if mode == "hand" and reward == "equity":
+                final += core.pool[0] / 4  # a spoiled hand's pool still holds his share
+            assert total == pytest.approx(final), (mode, episode)
+
+
+def test_raise_mode_refuses_an_illegal_action_and_changes_nothing():
+    env = SpoilFiveGymEnv(num_players=4, opponents="random", seat=None)
+    _, info = env.reset(seed=3)
+    mask = info["action_mask"]
+    before = state_of(env)
+    for bad in (int(np.flatnonzero(mask == 0)[0]), -1, NUM_ACTIONS, 1000):
+        with pytest.raises(ValueError, match=rf"illegal action {bad}\b.*learning seat {info['seat']}.*legal actions: "):
+            env.step(bad)
+        assert_same_state(before, state_of(env))
+    for not_an_action in (1.5, "3", [1, 2], None):
+        with pytest.raises(ValueError, match="an action is one integer"):
+            env.step(not_an_action)
+        assert_same_state(before, state_of(env))
+    env.step(int(np.flatnonzero(mask)[0]))  # still playable
+
+
+def test_penalty_mode_ends_the_episode_with_the_forfeit():
+    for reward, ante_rules in (("equity", {}), ("chips", {}), ("equity", {"preset": "hoyle"})):
+        env = SpoilFiveGymEnv(num_players=4, opponents="spoiler", illegal_action="penalty", reward=reward, **ante_rules)
+        _, info = env.reset(seed=4, )
+        core, seat = env.core, info["seat"]
+        chips_change = int(core.chips[0, seat] - core.chips_at_hand_start[0, seat])
+        expected = chips_change - (core.pool_at_hand_start[0] / 4 if reward == "equity" else 0)
+        illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+        _, step_reward, terminated, truncated, info = env.step(illegal)
+        assert terminated and not truncated and info["penalty"]
+        assert step_reward == pytest.approx(expected) and step_reward < 0
+        assert not info["action_mask"].any()
+        with pytest.raises(ValueError, match="the episode is over: call reset"):
+            env.step(0)
+        _, info = env.reset()
+        assert not info["penalty"] and info["action_mask"].any()
+
+
+def test_penalty_after_a_spoil_forfeits_the_carried_pool_share():
+    env = SpoilFiveGymEnv(num_players=3, opponents="random", illegal_action="penalty", seat=0)
+    env.reset(seed=0)
+    core = env.core
+    core.reset(pools=np.array([9]))  # a pool carried over from a spoiled hand, for this check only
+    env.batch.play_opponents(np.ones(1, bool))
+    assert core.pool_at_hand_start[0] == 9 and core.current[0] == 0
+    mask = core.legal_mask()[0]
+    _, step_reward, terminated, _, _ = env.step(int(np.flatnonzero(~mask)[0]))
+    spoil_ante = env.batch.rules.spoil_ante
+    assert terminated and step_reward == pytest.approx(-spoil_ante - 9 / 3)
+
+
+def trajectory(env, seed, episodes, action_seed=0):
+    """Observations, rewards and every core state along ``episodes`` episodes from ``reset(seed)``."""
+    rng = np.random.default_rng(action_seed)
+    record = []
+    for episode in range(episodes):
+        observation, info = env.reset(seed=seed if episode == 0 else None)
+        record.append((observation.copy(), info["seat"], env.unwrapped.core.played_by.copy()))
+        terminated = False
+        while not terminated:
+            observation, reward, terminated, _, info = env.step(int(random_legal(rng, info["action_mask"])))
+            record.append((observation.copy(), reward, env.unwrapped.core.played_by.copy()))
+    return record
+
+
+def assert_same_trajectory(a, b):
+    assert len(a) == len(b)
+    for first, second in zip(a, b):
+        for x, y in zip(first, second):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_seeded_reset_reproduces_deal_seat_and_opponents():
+    # Random opponents and a pimc searcher draw from their own generators: their moves must repeat.
+    for opponents in ("random", ["random", "pimc:samples=4", "random"]):
+        first = SpoilFiveGymEnv(num_players=4, opponents=opponents)
+        second = SpoilFiveGymEnv(num_players=4, opponents=opponents)
+        a = trajectory(first, seed=11, episodes=3)
+        assert_same_trajectory(a, trajectory(second, seed=11, episodes=3))
+        assert_same_trajectory(a, trajectory(first, seed=11, episodes=3))  # the same env again
+        other = trajectory(first, seed=12, episodes=3)
+        assert len(other) != len(a) or any(not np.array_equal(x[2], y[2]) for x, y in zip(a, other))
+
+
+def test_seat_fixed_or_drawn():
+    fixed = SpoilFiveGymEnv(num_players=5, opponents="random", seat=3)
+    assert {fixed.reset(seed=s)[1]["seat"] for s in range(20)} == {3}
+    drawn = SpoilFiveGymEnv(num_players=5, opponents="random")
+    drawn.reset(seed=0)
+    seats = [drawn.reset()[1]["seat"] for _ in range(60)]
+    assert set(seats) == set(range(5))
+    again = SpoilFiveGymEnv(num_players=5, opponents="random")
+    again.reset(seed=0)
+    assert [again.reset()[1]["seat"] for _ in range(60)] == seats
+
+
+def test_opponent_list_sits_to_the_learners_left():
+    env = None
+    seen = []
+    recorders = [SeatRecorder(lambda: env, seen) for _ in range(3)]
+    env = SpoilFiveGymEnv(num_players=4, opponents=recorders, seat=None)
+    for seed in range(6):
+        _, info = env.reset(seed=seed)
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, info = env.step(int(np.argmax(info["action_mask"])))
+        seat = env.seat
+        for agent, acting_seat in seen:
+            assert acting_seat == (seat + 1 + recorders.index(agent)) % 4
+        assert {recorders.index(agent) for agent, _ in seen} == {0, 1, 2}
+        seen.clear()
+
+
+def test_opponents_by_name_list_object_and_checkpoint():
+    by_name = SpoilFiveGymEnv(num_players=3, opponents="greedy")
+    assert [a.name for a in by_name.batch.lineup.agents] == ["greedy"]
+    mixed = SpoilFiveGymEnv(num_players=4, opponents=["spoiler", "random", "spoiler"])
+    assert [a.name for a in mixed.batch.lineup.agents] == ["spoiler", "random"]
+    assert mixed.batch.lineup.agent_of_position.tolist() == [-1, 0, 1, 0]
+    from agents import load_agent
+
+    frozen = load_agent("random", seed=5)
+    bound = SpoilFiveGymEnv(num_players=3, opponents=frozen)
+    assert bound.batch.lineup.agents == [frozen] and frozen.rules == bound.batch.rules
+    by_path = SpoilFiveGymEnv(num_players=4, opponents=CHECKPOINT, seat=0)
+    _, info = by_path.reset(seed=0)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = by_path.step(int(np.argmax(info["action_mask"])))
+    assert by_path.core.done[0]
+    by_shipped_name = SpoilFiveGymEnv(num_players=3, opponents=["ppo", str(CHECKPOINT)])
+    assert [a.name for a in by_shipped_name.batch.lineup.agents] == ["ppo", "ppo"]  # two specs, one file
+
+
+def test_vector_env_with_one_game_matches_the_single_env():
+    """One implementation: the vector env (B = 1, autoreset) and the single env play the same hands."""
+    single = SpoilFiveGymEnv(num_players=4, opponents="random")
+    vector = SpoilFiveVectorEnv(1, num_players=4, opponents="random")
+    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
+    observation, info = single.reset(seed=21)
+    observations, infos = vector.reset(seed=21)
+    for _ in range(120):
+        np.testing.assert_array_equal(observations[0], observation)
+        np.testing.assert_array_equal(infos["action_mask"][0], info["action_mask"])
+        observation, reward, terminated, _, info = single.step(int(random_legal(rng_a, info["action_mask"])))
+        observations, rewards, terminations, _, infos = vector.step(random_legal(rng_b, infos["action_mask"]))
+        assert rewards[0] == pytest.approx(reward) and terminations[0] == terminated
+        if terminated:
+            np.testing.assert_array_equal(observations[0], observation)
+            observation, info = single.reset()
+            observations, rewards, terminations, _, infos = vector.step(np.array([-5]))  # autoreset
+            assert rewards[0] == 0 and not terminations[0]
+
+
+# ---------------------------------------------------------------------- vector env
+def test_vector_masks_equal_core_legality_and_autoreset_is_next_step():
+    B = 64
+    envs = gymnasium.make_vec(GYMNASIUM_ID, num_envs=B, vectorization_mode="vector_entry_point",
+                              num_players=4, opponents="spoiler")
+    inner = envs.unwrapped
+    rng = np.random.default_rng(0)
+    observations, infos = envs.reset(seed=0)
+    waiting = np.zeros(B, bool)  # terminated at the previous step
+    restarts = 0
+    for _ in range(60):
+        core, seats = inner.core, inner.seats
+        masks = infos["action_mask"]
+        assert masks.dtype == np.int8 and masks.shape == (B, NUM_ACTIONS)
+        np.testing.assert_array_equal(inner.action_masks(), masks.astype(bool))
+        live = ~waiting
+        assert (core.current[live] == seats[live]).all(), "every live game waits for its learner"
+        np.testing.assert_array_equal(masks[live].astype(bool), core.legal_mask()[live])
+        assert (masks[waiting] == 1).all()
+        np.testing.assert_array_equal(observations, core.observe(seats))
+        actions = random_legal(rng, masks)
+        actions[waiting] = rng.choice([-3, 999, 104], size=waiting.sum())  # ignored: these games restart
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+        assert not truncated.any()
+        assert (rewards[waiting] == 0).all() and not terminated[waiting].any()
+        for g in np.flatnonzero(waiting):
+            view = decode_observation(observations[g])
+            assert view["trick_number"] == 0 and sum(view["tricks_won"]) == 0 and len(view["hand"]) == 5 \
+                or view["phase"] == "rob"
+        restarts += waiting.sum()
+        assert (inner.core.phase[terminated] == PHASE_DONE).all()
+        waiting = terminated | truncated
+    assert restarts > B, "enough hands ended to test the autoreset"
+
+
+def vector_run(seed, steps=25, **kwargs):
+    envs = SpoilFiveVectorEnv(16, num_players=5, opponents=["random", "pimc:samples=2", "random", "greedy"], **kwargs)
+    rng = np.random.default_rng(3)
+    observations, infos = envs.reset(seed=seed)
+    out = [observations, infos["seat"]]
+    for _ in range(steps):
+        observations, rewards, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        out += [observations, rewards, terminated, infos["seat"]]
+    return out, envs
+
+
+def test_vector_seeding_reproduces_everything():
+    first, envs = vector_run(seed=5)
+    second, _ = vector_run(seed=5)
+    for x, y in zip(first, second):
+        np.testing.assert_array_equal(x, y)
+    assert len(set(first[1].tolist())) > 1, "seats are drawn per game"
+    rng = np.random.default_rng(3)  # the same env reseeded repeats itself too
+    observations, infos = envs.reset(seed=5)
+    np.testing.assert_array_equal(observations, first[0])
+    observations, *_ = envs.step(random_legal(rng, infos["action_mask"]))
+    np.testing.assert_array_equal(observations, first[2])
+    fixed, _ = vector_run(seed=5, seat=2)
+    assert (fixed[1] == 2).all() and all((seats == 2).all() for seats in fixed[5::4])
+
+
+def test_vector_raise_mode_changes_nothing():
+    envs = SpoilFiveVectorEnv(8, num_players=3, opponents="random")
+    _, infos = envs.reset(seed=1)
+    actions = np.argmax(infos["action_mask"], axis=1)
+    actions[5] = int(np.flatnonzero(infos["action_mask"][5] == 0)[0])
+    before = state_of(envs)
+    with pytest.raises(ValueError, match=r"illegal action .* in game 5; legal actions"):
+        envs.step(actions)
+    assert_same_state(before, state_of(envs))
+    for bad in (actions[:4], actions.astype(np.float64), actions[None]):
+        with pytest.raises(ValueError, match=r"actions must be integers of shape \(8,\)"):
+            envs.step(bad)
+        assert_same_state(before, state_of(envs))
+
+
+def test_vector_penalty_terminates_only_the_offending_games():
+    B = 12
+    envs = SpoilFiveVectorEnv(B, num_players=4, opponents="spoiler", illegal_action="penalty", preset="hoyle")
+    _, infos = envs.reset(seed=2)
+    core, seats = envs.core, envs.seats
+    offenders = np.zeros(B, bool)
+    offenders[[1, 4, 7]] = True
+    actions = np.argmax(infos["action_mask"], axis=1)
+    actions[offenders] = np.argmax(infos["action_mask"][offenders] == 0, axis=1)
+    rows = np.flatnonzero(offenders)
+    expected = (core.chips[rows, seats[rows]] - core.chips_at_hand_start[rows, seats[rows]]
+                - core.pool_at_hand_start[rows] / 4)
+    _, rewards, terminated, _, infos = envs.step(actions)
+    np.testing.assert_allclose(rewards[offenders], expected)
+    assert (rewards[offenders] < 0).all() and terminated[offenders].all()
+    np.testing.assert_array_equal(infos["penalty"], offenders)
+    assert (infos["action_mask"][offenders] == 1).all()
+    _, rewards, terminated, _, infos = envs.step(np.argmax(infos["action_mask"], axis=1))
+    assert (rewards[offenders] == 0).all() and not terminated[offenders].any() and not infos["penalty"].any()
+
+
+def test_vector_render_and_check_options():
+    envs = SpoilFiveVectorEnv(2, num_players=3, opponents="random", render_mode="ansi", seat=1)
+    envs.reset(seed=0)
+    tables = envs.render()
+    assert len(tables) == 2 and all("player_1's hand" in table for table in tables)
+    with pytest.raises(ValueError, match="unknown reset options"):
+        envs.reset(options={"hands": []})
+    with pytest.raises(ValueError, match=r"seed=-1 is not allowed"):
+        envs.reset(seed=-1)
+    with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
+        SpoilFiveVectorEnv(2, opponents="random").step(np.zeros(2, np.int64))
+
+
+# ---------------------------------------------------------------------- construction errors
+def other_layout_checkpoint(tmp_path) -> Path:
+    import torch
+
+    data = torch.load(CHECKPOINT, weights_only=True)
+    data["observation_version"] = 99
+    path = tmp_path / "old_layout.pt"
+    torch.save(data, path)
+    return path
+
+
+BAD_ARGUMENTS = [
+    ({"opponents": "grandmaster"}, r"opponents='grandmaster' cannot be loaded: unknown agent 'grandmaster': choose one of random"),
+    ({"opponents": ["random", "spoiler"]}, r"opponents has 2 entries: a table of 4 players needs one spec for every other seat \(a list of 3\)"),
+    ({"opponents": ["random", "nobody", "random"]}, r"opponents\[1\]='nobody' cannot be loaded: unknown agent"),
+    ({"opponents": 42}, r"opponents=42 is not an opponent: give a registry name, a checkpoint path or an agent object"),
+    ({"opponents": "missing/model.pt"}, r"opponents='missing/model.pt' cannot be loaded: checkpoint .* does not exist"),
+    ({"seat": 4}, r"seat=4 is not allowed: give a seat 0-3, or None"),
+    ({"seat": -1}, r"seat=-1 is not allowed"),
+    ({"seat": True}, r"seat=True is not allowed"),
+    ({"seat": "0"}, r"seat='0' is not allowed"),
+    ({"illegal_action": "ignore"}, r"illegal_action='ignore' is not allowed: choose 'raise' or 'penalty'"),
+    ({"render_mode": "rgb_array"}, r"render_mode='rgb_array' is not allowed"),
+    ({"num_players": 11}, r"num_players=11 is not allowed"),
+    ({"mode": "tournament"}, r"mode='tournament' is not allowed"),
+    ({"jinks": 3}, r"unknown rules option\(s\) jinks"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", BAD_ARGUMENTS)
+def test_bad_arguments_raise_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SpoilFiveGymEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        SpoilFiveVectorEnv(3, **kwargs)
+
+
+@pytest.mark.parametrize("num_envs", [0, -2, 1.5, True, "4"])
+def test_num_envs_below_one_is_refused(num_envs):
+    with pytest.raises(ValueError, match=rf"num_envs={num_envs!r} is not allowed: it must be an integer, 1 or more"):
+        SpoilFiveVectorEnv(num_envs)
+    with pytest.raises(ValueError, match="num_envs="):
+        gymnasium.make_vec(GYMNASIUM_ID, num_envs=num_envs, vectorization_mode="vector_entry_point")
+
+
+def test_a_checkpoint_for_another_observation_layout_is_refused(tmp_path):
+    path = other_layout_checkpoint(tmp_path)
+    with pytest.raises(ValueError, match=r"cannot be loaded: .*old_layout.pt does not fit.*observation layout "
+                                         r"version 99, this spoilfive_env has version 1"):
+        SpoilFiveGymEnv(opponents=str(path))
+    with pytest.raises(ValueError, match=r"opponents\[2\]=.*old_layout.pt"):
+        LearnerBatch(2, opponents=["random", "random", path])
+
+
+def test_reset_options_are_refused_by_the_single_env():
+    env = SpoilFiveGymEnv(opponents="random")
+    with pytest.raises(ValueError, match=r"unknown reset options \['dealer'\]"):
+        env.reset(options={"dealer": 0})
+    _, info = env.reset(options={})
+    assert info["action_mask"].any()

@@ -19,10 +19,12 @@ cost is paid once per batch and the module's forward pass sees all the batch's a
   module into an :class:`agents.base.Agent` for ``agents.evaluate``.
 
 RLlib's environment pre-check steps ``action_space.sample()``, unmasked. With the default
-``illegal_action="penalty"`` the check passes: an illegal action ends that game's hand,
-the offender gets :data:`ILLEGAL_ACTION_REWARD` and every other seat 0 (the seeds' penalty,
-RULES.md: the offender loses his right to the pool). The masking module never plays one
-(``info["illegal_actions"]`` counts them). ``illegal_action="raise"`` raises ``ValueError``
+``illegal_action="penalty"`` the check passes: an illegal action ends that game's hand
+with the seeds' penalty (RULES.md), the one the Gymnasium env gives
+(:meth:`spoilfive_integrations.vector.LearnerBatch.penalty_rewards`): the offender's reward is
+that of a lost hand, his antes and (under ``"equity"``) his share of the pool as the hand
+began; every other seat gets 0. The masking module never plays one (the env's
+``illegal_actions`` attribute and ``infos["__common__"]`` count them). ``illegal_action="raise"`` raises ``ValueError``
 as the AEC environment does (then set ``config.environment(disable_env_checking=True)``).
 
 >>> from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
@@ -59,8 +61,6 @@ from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import make_rules
 
 ILLEGAL_ACTIONS = ("penalty", "raise")
-ILLEGAL_ACTION_REWARD = -1.0
-"""Reward of a seat whose illegal action ended its game's hand (``illegal_action="penalty"``)."""
 SHARED_POLICY = "shared"
 DEFAULT_HIDDEN = (256, 256)
 
@@ -157,7 +157,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
                 self._forfeited |= illegal
                 moving &= ~illegal
                 offenders = np.flatnonzero(illegal)
-                rewards[offenders, self.core.current_player[offenders]] = ILLEGAL_ACTION_REWARD
+                rewards[offenders, self.core.current_player[offenders]] = self._penalty_rewards(offenders)
                 self.illegal_actions += len(offenders)
         hand_rewards, ended = self.core.step(actions, where=moving)
         rewards += hand_rewards
@@ -174,6 +174,14 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         still_playing = ~(self.core.done | self._forfeited)
         infos = {"__common__": {"illegal_actions": self.illegal_actions}} if self.illegal_actions else {}
         return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, infos
+
+    def _penalty_rewards(self, games: np.ndarray) -> np.ndarray:
+        """The offender's reward of a lost hand: his antes, and under equity his pool share too."""
+        core, seats = self.core, self.core.current_player[games]
+        lost = core.chips[games, seats] - core.chips_at_hand_start[games, seats]
+        if core.reward_mode == "chips":
+            return lost
+        return lost - core.pool_at_hand_start[games] / self.num_players
 
     def _observations(self, games_mask: np.ndarray) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""
@@ -241,5 +249,5 @@ def policy_agent(module: SpoilFiveMaskedModule, name: str = "rllib", seed: int |
     return PolicyAgent(net, seed, greedy=greedy, name=name)
 
 
-__all__ = ["ILLEGAL_ACTION_REWARD", "SHARED_POLICY", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",
+__all__ = ["SHARED_POLICY", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",
            "agent_id", "masked_module_spec", "policy_agent", "shared_policy"]

@@ -55,7 +55,7 @@ from spoilfive_env.rules import Rules, make_rules
 
 from . import load_agent
 from .base import Agent
-from .sharding import BLOCK_DEALS, block_seed, run_on_ray
+from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
 
 Z95 = 1.959963984540054
 
@@ -431,7 +431,14 @@ def main(argv=None) -> int:
                         help="a rules option, e.g. --rule jink_bonus=1 (repeatable)")
     parser.add_argument("--batch-size", type=positive_int, default=8192, help="games per core batch")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                        help="play shards of the deals as Ray tasks: no ADDRESS starts a local cluster, 'auto' "
+                             "joins the one `ray start` made here, HOST:PORT joins that head (same figures as without)")
+    parser.add_argument("--shards", type=positive_int, default=None,
+                        help="with --ray: Ray tasks to split the deals into (default: one per CPU of the cluster)")
     args = parser.parse_args(argv)
+    if args.shards is not None and args.ray is None:
+        parser.error("--shards is for --ray: add --ray [ADDRESS], or leave --shards out")
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
         parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
     try:
@@ -450,8 +457,14 @@ def main(argv=None) -> int:
             parser.error(f"--agents: {error}")
         except ImportError as error:
             parser.error(f"--agents {spec!r}: {error}")
+    if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
+        try:
+            connect(args.ray)
+        except ValueError as error:
+            parser.error(str(error))
     try:
-        report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size)
+        report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size,
+                          ray=args.ray, shards=args.shards)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
     print(json.dumps(report, indent=2) if args.json else format_report(report))

@@ -4,6 +4,7 @@ single-seat env, the VectorEnv over one core batch, opponents, penalty, seeding,
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -500,3 +501,30 @@ def test_reset_options_are_refused_by_the_single_env():
         env.reset(options={"dealer": 0})
     _, info = env.reset(options={})
     assert info["action_mask"].any()
+
+
+# ---------------------------------------------------------------------- benchmark command
+def test_bench_reports_both_rates_and_their_ratio(capsys):
+    from spoilfive_integrations import bench
+
+    assert bench.main(["--num-envs", "8", "--seconds", "0.05", "--rounds", "2", "--json", "--opponents", "random"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["single_steps_per_second"]) == len(report["vector_steps_per_second"]) == 2
+    assert report["median_ratio"] == pytest.approx(
+        np.median(np.array(report["vector_steps_per_second"]) / np.array(report["single_steps_per_second"])))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--players", "11"], "num_players=11 is not allowed"),
+    (["--opponents", "nobody"], "unknown agent 'nobody'"),
+    (["--num-envs", "0"], "--num-envs: '0' is not allowed"),
+    (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),
+])
+def test_bench_answers_bad_input_with_one_line(argv, message, capsys):
+    from spoilfive_integrations import bench
+
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

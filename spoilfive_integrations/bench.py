@@ -1,0 +1,149 @@
+"""Benchmark: learner steps per second, single-seat Gymnasium env against the VectorEnv.
+
+``python -m spoilfive_integrations.bench`` alternates the two in one run (``--rounds`` times,
+``--seconds`` each) and prints each one's learner steps per second and their ratio, the median
+of the rounds. One learner step is one decision of the learning seat together with every
+opponent move up to its next decision (``env.step``), resets included: for the single env a
+``reset()`` after each episode, for the VectorEnv its next-step autoreset (an autoreset step
+counts no learner step for that game). The learner's action is a random legal one (``argmax``
+of uniform noise times the mask), the same cost in both. ``--json`` prints the figures as JSON.
+
+It lives here, not in :mod:`spoilfive_env.bench`, because the rules layer never imports this one.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from spoilfive_env import __version__
+from spoilfive_env.cli import (
+    ArgumentParser,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+
+from .gymnasium_env import SpoilFiveGymEnv
+from .vector import SpoilFiveVectorEnv
+
+DEFAULT_NUM_ENVS = 512
+DEFAULT_PLAYERS = 4
+DEFAULT_OPPONENTS = "spoiler"
+DEFAULT_SECONDS = 2.0
+DEFAULT_ROUNDS = 3
+
+
+def bench_single(env: SpoilFiveGymEnv, seconds: float, rng: np.random.Generator) -> float:
+    """Learner steps per second of the single-seat env, a reset after every episode."""
+    _, info = env.reset()
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        action = int(np.argmax(rng.random(info["action_mask"].shape) * info["action_mask"]))
+        _, _, terminated, truncated, info = env.step(action)
+        steps += 1
+        if terminated or truncated:
+            _, info = env.reset()
+    return steps / elapsed
+
+
+def bench_vector(envs: SpoilFiveVectorEnv, seconds: float, rng: np.random.Generator) -> float:
+    """Learner steps per second of the VectorEnv (autoreset steps count nothing for their games)."""
+    _, infos = envs.reset()
+    restarting = np.zeros(envs.num_envs, bool)
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        masks = infos["action_mask"]
+        _, _, terminated, truncated, infos = envs.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+        steps += envs.num_envs - int(restarting.sum())
+        restarting = terminated | truncated
+    return steps / elapsed
+
+
+def make_envs(num_envs: int, num_players: int, opponents: str):
+    """Both envs; a ``ValueError`` for a bad table size or opponent."""
+    return (SpoilFiveGymEnv(num_players=num_players, opponents=opponents),
+            SpoilFiveVectorEnv(num_envs, num_players=num_players, opponents=opponents))
+
+
+def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, opponents: str = DEFAULT_OPPONENTS,
+        seconds: float = DEFAULT_SECONDS, rounds: int = DEFAULT_ROUNDS, seed: int = 0, envs=None) -> dict:
+    """Alternate both measurements ``rounds`` times; a JSON-ready dict. ``envs``: from :func:`make_envs`."""
+    single, vector = envs if envs is not None else make_envs(num_envs, num_players, opponents)
+    single.reset(seed=seed)
+    vector.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    single_rates, vector_rates = [], []
+    for _ in range(rounds):
+        single_rates.append(bench_single(single, seconds, rng))
+        vector_rates.append(bench_vector(vector, seconds, rng))
+    ratios = [v / s for s, v in zip(single_rates, vector_rates)]
+    return {
+        "benchmark": "learner steps per second: SpoilFiveGymEnv against SpoilFiveVectorEnv, alternated",
+        "spoilfive_version": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
+        "num_envs": num_envs, "num_players": num_players, "opponents": opponents,
+        "seconds_per_measurement": seconds, "rounds": rounds, "seed": seed,
+        "single_steps_per_second": single_rates,
+        "vector_steps_per_second": vector_rates,
+        "ratio_per_round": ratios,
+        "median_single": statistics.median(single_rates),
+        "median_vector": statistics.median(vector_rates),
+        "median_ratio": statistics.median(ratios),
+    }
+
+
+def format_table(report: dict) -> str:
+    lines = [
+        (f"Learner steps per second, {report['num_players']} players against {report['opponents']!r}, "
+         f"{report['rounds']} alternated rounds of {report['seconds_per_measurement']:g} s"),
+        (f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
+         f"{report['machine']}"),
+        "",
+        f"{'round':>6}{'single env':>14}{'VectorEnv B=' + str(report['num_envs']):>18}{'ratio':>9}",
+    ]
+    for index, (s, v, r) in enumerate(zip(report["single_steps_per_second"], report["vector_steps_per_second"],
+                                          report["ratio_per_round"]), start=1):
+        lines.append(f"{index:>6}{s:>14,.0f}{v:>18,.0f}{r:>8.1f}x")
+    lines.append(f"{'median':>6}{report['median_single']:>14,.0f}{report['median_vector']:>18,.0f}"
+                 f"{report['median_ratio']:>8.1f}x")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = ArgumentParser(
+        prog="python -m spoilfive_integrations.bench",
+        description="Learner steps per second of the single-seat Gymnasium env and of the VectorEnv over one "
+                    "core batch, alternated in one run, and their ratio.")
+    parser.add_argument("--num-envs", type=positive_int, default=DEFAULT_NUM_ENVS,
+                        help=f"games in the VectorEnv (default {DEFAULT_NUM_ENVS})")
+    parser.add_argument("--players", type=positive_int, default=DEFAULT_PLAYERS,
+                        help=f"table size, 2 to 10 (default {DEFAULT_PLAYERS})")
+    parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
+                        help=f"opponent agent for every other seat (default {DEFAULT_OPPONENTS})")
+    parser.add_argument("--seconds", type=positive_float, default=DEFAULT_SECONDS,
+                        help=f"time per measurement (default {DEFAULT_SECONDS:g})")
+    parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
+                        help=f"alternations of the two measurements (default {DEFAULT_ROUNDS})")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals, seats and actions")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    try:
+        envs = make_envs(args.num_envs, args.players, args.opponents)
+    except ValueError as error:  # a bad table size or opponent
+        parser.error(str(error))
+    report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
+    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -47,8 +47,20 @@ import os
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import nn
+
+TORCH_MISSING = (
+    "trained policies need PyTorch, which is not installed: pip install \"spoilfive[train]\" "
+    "(for the smaller CPU-only build of torch, first: pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu). The built-in agents (random, greedy, spoiler, pimc) "
+    "need no torch."
+)
+try:
+    import torch
+    from torch import nn
+except ModuleNotFoundError as error:
+    if error.name != "torch":
+        raise
+    raise ModuleNotFoundError(TORCH_MISSING, name="torch") from None
 
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
@@ -59,6 +71,10 @@ from .base import Agent
 FORMAT = "spoilfive-policy"
 FORMAT_VERSION = 1
 CRITICS = ("omniscient", "local")
+MAX_HIDDEN_LAYERS = 16
+"""Most hidden layers a checkpoint may describe (a sanity cap checked before building)."""
+MAX_HIDDEN_WIDTH = 16384
+"""Widest hidden layer a checkpoint may describe (one such layer is already 1 GiB of weights)."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
@@ -383,14 +399,50 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     if problems:
         raise CheckpointError(f"{path} does not fit this version of spoilfive: " + "; ".join(problems)
                               + ". Retrain with `python train.py` or use a spoilfive release that matches.")
-    model = data.get("model") or {}
+    config = _network_config(path, data.get("model"))
+    state_dict = data.get("state_dict")
+    if not isinstance(state_dict, dict) or not all(
+            isinstance(key, str) and isinstance(value, torch.Tensor) for key, value in state_dict.items()):
+        raise CheckpointError(f"{path}: its state_dict entry must map parameter names to tensors, "
+                              f"got {type(state_dict).__name__}")
+    # Compare the weights' shapes with the network the header describes before building it: a
+    # small file claiming a huge network is refused without allocating anything.
+    with torch.device("meta"):
+        expected = {name: tuple(value.shape) for name, value in PolicyNet(**config).state_dict().items()}
+    found = {name: tuple(value.shape) for name, value in state_dict.items()}
+    if found != expected:
+        missing = sorted(set(expected) - set(found))
+        unexpected = sorted(set(found) - set(expected))
+        misshapen = [f"{name} {found[name]} (expected {expected[name]})"
+                     for name in expected if name in found and found[name] != expected[name]]
+        details = ([f"missing {', '.join(missing[:3])}"] if missing else []) + \
+            ([f"unexpected {', '.join(unexpected[:3])}"] if unexpected else []) + misshapen[:3]
+        raise CheckpointError(f"{path}: the weights do not fit the network its header describes ({config}): "
+                              + "; ".join(details))
     try:
-        net = PolicyNet(hidden=tuple(model["hidden"]), critic=model["critic"],
-                        encoding=model.get("encoding", "raw"))
-        net.load_state_dict(data["state_dict"], strict=True)
-    except (KeyError, TypeError, ValueError, RuntimeError) as error:
-        raise CheckpointError(f"{path}: the weights do not fit the network it describes ({model}): {error}") from None
+        net = PolicyNet(**config)
+        net.load_state_dict(state_dict, strict=True)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise CheckpointError(f"{path}: the weights do not fit the network it describes ({config}): {error}") from None
     return net, data
+
+
+def _network_config(path, model) -> dict:
+    """The checkpoint's ``model`` entry checked and turned into :class:`PolicyNet` keywords."""
+    if not isinstance(model, dict):
+        raise CheckpointError(f"{path}: its model entry must be a dict such as {PolicyNet().config}, "
+                              f"got {type(model).__name__}")
+    hidden, critic, encoding = model.get("hidden"), model.get("critic"), model.get("encoding", "raw")
+    if not isinstance(hidden, (list, tuple)) or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS or not all(
+            isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= MAX_HIDDEN_WIDTH
+            for width in hidden):
+        raise CheckpointError(f"{path}: model['hidden'] must list 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
+                              f"1 to {MAX_HIDDEN_WIDTH}, got {hidden!r}")
+    if not isinstance(critic, str) or critic not in CRITICS:
+        raise CheckpointError(f"{path}: model['critic'] must be one of {', '.join(CRITICS)}, got {critic!r}")
+    if not isinstance(encoding, str) or encoding not in ENCODINGS:
+        raise CheckpointError(f"{path}: model['encoding'] must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
+    return {"hidden": tuple(hidden), "critic": critic, "encoding": encoding}
 
 
 # ---------------------------------------------------------------------- the agent

@@ -1,0 +1,134 @@
+"""Checkpoint files that are not what they claim: refused with a CheckpointError, before building.
+
+And without torch installed, asking for a trained policy says which extra to install.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import load_agent  # noqa: E402
+from agents import policy  # noqa: E402
+from agents.policy import (  # noqa: E402
+    MAX_HIDDEN_LAYERS,
+    MAX_HIDDEN_WIDTH,
+    CheckpointError,
+    PolicyNet,
+    load_policy_agent,
+    save_checkpoint,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def edited_checkpoint(tmp_path, **changes) -> Path:
+    """A real small checkpoint (hidden 16, local critic) with some entries replaced."""
+    path = tmp_path / "edited.pt"
+    save_checkpoint(path, PolicyNet(hidden=(16,), critic="local"), {})
+    data = torch.load(path, weights_only=True)
+    data.update(changes)
+    torch.save(data, path)
+    return path
+
+
+MODEL_CASES = [
+    # (the model entry, words of the refusal)
+    (["hidden", 16], "its model entry must be a dict .* got list"),
+    ("local", "its model entry must be a dict .* got str"),
+    (torch.zeros(3), "its model entry must be a dict .* got Tensor"),
+    (None, "its model entry must be a dict .* got NoneType"),
+    ({"critic": "local"}, r"model\['hidden'\] must list 1 to 16 layer widths, each 1 to 16384, got None"),
+    ({"hidden": 16, "critic": "local"}, r"model\['hidden'\] must list .* got 16"),
+    ({"hidden": [], "critic": "local"}, r"model\['hidden'\] must list .* got \[\]"),
+    ({"hidden": [16.0], "critic": "local"}, r"got \[16.0\]"),
+    ({"hidden": [True], "critic": "local"}, r"got \[True\]"),
+    ({"hidden": [0], "critic": "local"}, r"got \[0\]"),
+    ({"hidden": [-16], "critic": "local"}, r"got \[-16\]"),
+    ({"hidden": ["16"], "critic": "local"}, r"got \['16'\]"),
+    ({"hidden": [10**6], "critic": "local"}, r"each 1 to 16384, got \[1000000\]"),
+    ({"hidden": [16] * (MAX_HIDDEN_LAYERS + 1), "critic": "local"}, "must list 1 to 16 layer widths"),
+    ({"hidden": [16]}, r"model\['critic'\] must be one of omniscient, local, got None"),
+    ({"hidden": [16], "critic": ["local"]}, r"model\['critic'\] must be one of .* got \['local'\]"),
+    ({"hidden": [16], "critic": "local", "encoding": "fancy"}, r"model\['encoding'\] must be one of canonical, raw"),
+    ({"hidden": [16], "critic": "local", "encoding": 1}, r"model\['encoding'\] .* got 1"),
+    # well-formed headers that do not match the weights in the file
+    ({"hidden": [32], "critic": "local", "encoding": "canonical"}, r"do not fit .* actor_first.linear.weight"),
+    ({"hidden": [16, 16], "critic": "local", "encoding": "canonical"}, "do not fit .* missing"),
+    ({"hidden": [16], "critic": "omniscient", "encoding": "canonical"}, "do not fit .* missing critic_hands"),
+    ({"hidden": [16], "critic": "local", "encoding": "raw"}, r"do not fit .* \(16, 973\)|do not fit"),
+]
+
+
+@pytest.mark.parametrize(("model", "words"), MODEL_CASES, ids=[repr(m)[:40] for m, _ in MODEL_CASES])
+def test_a_bad_model_entry_is_a_checkpoint_error(tmp_path, model, words):
+    path = edited_checkpoint(tmp_path, model=model)
+    with pytest.raises(CheckpointError, match=words):
+        load_policy_agent(path)
+    with pytest.raises(ValueError, match=words):  # a CheckpointError is a ValueError: load_agent passes it on
+        load_agent(str(path))
+
+
+@pytest.mark.parametrize(("state_dict", "words"), [
+    ([torch.zeros(2)], "its state_dict entry must map parameter names to tensors, got list"),
+    ({"actor_first.linear.weight": [[0.0]]}, "must map parameter names to tensors, got dict"),
+    (None, "got NoneType"),
+    ({}, "do not fit .* missing"),
+])
+def test_a_bad_state_dict_is_a_checkpoint_error(tmp_path, state_dict, words):
+    path = edited_checkpoint(tmp_path, state_dict=state_dict)
+    with pytest.raises(CheckpointError, match=words):
+        load_policy_agent(path)
+
+
+def test_a_small_file_claiming_a_huge_network_is_refused_before_building_it(tmp_path, monkeypatch):
+    """Widest and deepest allowed header (about 16 GiB of weights) over a file of a few kB."""
+    path = edited_checkpoint(tmp_path, model={"hidden": [MAX_HIDDEN_WIDTH] * MAX_HIDDEN_LAYERS,
+                                              "critic": "local", "encoding": "canonical"})
+    assert path.stat().st_size < 10**6
+    built_on = []
+    original_init = PolicyNet.__init__
+
+    def recording_init(self, *args, **kwargs):
+        built_on.append(torch.get_default_device().type)
+        original_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(policy.PolicyNet, "__init__", recording_init)
+    with pytest.raises(CheckpointError, match=r"do not fit .* \(16384, 973\)"):
+        load_policy_agent(path)
+    assert built_on == ["meta"], "only a shape-only (meta) network may be built before the shapes are checked"
+
+
+def test_a_good_checkpoint_still_loads(tmp_path):
+    path = edited_checkpoint(tmp_path)
+    net, data = policy.load_checkpoint(path)
+    assert net.config == {"hidden": [16], "critic": "local", "encoding": "canonical"}
+    assert all(value.device.type == "cpu" for value in net.state_dict().values())
+
+
+def test_without_torch_a_policy_says_which_extra_to_install():
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["torch"] = None  # as if torch were not installed
+        from agents import load_agent
+        assert load_agent("greedy", seed=0).name == "greedy"  # the baselines need no torch
+        try:
+            load_agent("ppo")
+        except ImportError as error:
+            print("REFUSED:", error)
+        else:
+            print("LOADED")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "REFUSED:" in out, out
+    assert 'pip install "spoilfive[train]"' in out
+    assert "--index-url https://download.pytorch.org/whl/cpu" in out

@@ -51,7 +51,7 @@ import numpy as np
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore
-from spoilfive_env.rules import Rules, make_rules
+from spoilfive_env.rules import PRESETS, Rules, make_rules
 
 from . import load_agent
 from .base import Agent
@@ -441,10 +441,12 @@ def main(argv=None) -> int:
         parser.error("--shards is for --ray: add --ray [ADDRESS], or leave --shards out")
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
         parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if args.preset is not None and args.preset not in PRESETS:
+        parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
     try:
         rules = make_rules(num_players=args.players, preset=args.preset, **dict(args.rule))
     except ValueError as error:
-        parser.error(f"{'--preset' if 'preset' in str(error) else '--rule'}: {error}")
+        parser.error(f"--rule: {error}")
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")

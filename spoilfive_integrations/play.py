@@ -29,11 +29,12 @@ import numpy as np
 
 from agents import load_agent
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
-from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, NUM_RANKS, SUIT_SYMBOLS, TRUMP, card_index, card_str
+from spoilfive_env.cards import (ACE, ACE_OF_TRUMPS, MAX_PLAYERS, MIN_PLAYERS, NUM_RANKS, SUIT_SYMBOLS, TRUMP,
+                                 card_index, card_str)
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
 from spoilfive_env.env import raw_env, render_table
-from spoilfive_env.rules import make_rules
+from spoilfive_env.rules import PRESETS, make_rules
 
 GAME = 0  # the terminal game is game 0 of its environment's core
 
@@ -298,11 +299,14 @@ def main(argv=None) -> int:
         rules["num_hands"] = args.hands
     if args.preset is not None:
         rules["preset"] = args.preset
+    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+        parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if args.preset is not None and args.preset not in PRESETS:
+        parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
     try:
         make_rules(num_players=args.players, **rules)
-    except ValueError as error:
-        option = "--preset" if "preset" in str(error) else "--hands" if "hands" in str(error) else "--players"
-        parser.error(f"{option}: {error}")
+    except ValueError as error:  # what is left to check is the number of hands
+        parser.error(f"--hands: {error}")
     if args.seat >= args.players:
         parser.error(f"--seat {args.seat} is not allowed: at {args.players} players the seats are 0-{args.players - 1}")
     specs = [s.strip() for s in args.opponents.split(",") if s.strip()]

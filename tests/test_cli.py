@@ -1,0 +1,176 @@
+"""Every command line answers a bad value with one line on standard error that names the flag
+and what is allowed, a non-zero exit, no traceback, and no work done (checked before any).
+
+The issue's own values run as real subprocesses; the rest of each kind (every numeric option of
+``train.py`` out of its range, every choice) through ``train.main`` in this process, which takes
+the same path: ``parse_args`` exits before ``main`` touches the disk.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD_USAGE = 2
+
+
+def run(command: list[str], tmp_path: Path, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, *command], cwd=tmp_path, env=env, input=stdin, capture_output=True,
+                          text=True, timeout=120, encoding="utf-8")
+
+
+def assert_one_line_refusal(stderr: str, returncode: int, *words: str) -> None:
+    assert returncode != 0
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def no_cuda() -> bool:
+    torch = pytest.importorskip("torch")
+    return not torch.cuda.is_available()
+
+
+TRAIN_CASES = [
+    (["--minibatch-size", "0"], ["--minibatch-size", "at least 1"]),
+    (["--update-epochs", "-1"], ["--update-epochs", "at least 1"]),
+    (["--eval-players", "1"], ["--eval-players", "2 to 10"]),
+    (["--ship-as", "../elsewhere"], ["--ship-as", "letters, digits"]),
+    (["--total-decisions", "-5"], ["--total-decisions", "at least 1"]),
+    (["--num-games", "0"], ["--num-games", "at least 1"]),
+    (["--device", "cuda:99"], ["--device cuda:99"]),
+]
+
+
+@pytest.mark.parametrize("args, words", TRAIN_CASES, ids=[" ".join(a) for a, _ in TRAIN_CASES])
+def test_train_refuses_bad_values_before_any_work(tmp_path, args, words):
+    result = run([str(ROOT / "train.py"), "--runs-dir", "runs", *args], tmp_path)
+    assert result.returncode == BAD_USAGE
+    assert_one_line_refusal(result.stderr, result.returncode, *words)
+    assert not (tmp_path / "runs").exists()  # nothing was started
+
+
+def test_train_refuses_cuda_without_cuda(tmp_path):
+    if not no_cuda():
+        pytest.skip("this machine has CUDA")
+    result = run([str(ROOT / "train.py"), "--runs-dir", "runs", "--device", "cuda"], tmp_path)
+    assert_one_line_refusal(result.stderr, result.returncode, "--device cuda", "CUDA is not available", "cpu")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.fixture(scope="module")
+def train():
+    pytest.importorskip("torch")
+    spec = importlib.util.spec_from_file_location("train_for_cli", ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def out_of_range_values(train):
+    """One value below (or above) the range of every numeric option, and a bad value of every
+    choice and list option."""
+    cases = []
+    for name, (low, high) in train.RANGES.items():
+        flag = train.flag(name)
+        below = low - 1 if isinstance(low, int) else (0.0 if name in train.ABOVE_ZERO else low - 0.5)
+        cases.append(([flag, str(below)], flag))
+        if high is not None:
+            cases.append(([flag, str(high + 1)], flag))
+        if isinstance(low, float):
+            cases.append(([flag, "nan"], flag))
+    for name in train.CHOICES:
+        cases.append(([train.flag(name), "nonsense"], train.flag(name)))
+    cases += [
+        (["--hidden", "256,x"], "--hidden"), (["--hidden", ""], "--hidden"), (["--hidden", "0"], "--hidden"),
+        (["--eval-players", "3,11"], "--eval-players"), (["--league", "self=abc"], "--league"),
+        (["--league", "chess=1"], "--league"), (["--league", "self=-1,random=1"], "--league"),
+        (["--league", "self=0"], "--league"), (["--min-players", "6", "--max-players", "3"], "--min-players"),
+        (["--num-games", "3"], "--num-games"), (["--ship-as", "random"], "--ship-as"),
+        (["--ship-as", "best.pt"], "--ship-as"), (["--run-name", "a/b"], "--run-name"),
+        (["--device", "quantum"], "--device"), (["--num-games", "many"], "--num-games"),
+        (["--resume", "--num-games", "8"], "--num-games"),
+    ]
+    return cases
+
+
+def test_train_refuses_every_option_out_of_its_range(train, tmp_path, capsys):
+    cases = out_of_range_values(train)
+    assert len(cases) > 50
+    for args, flag in cases:
+        with pytest.raises(SystemExit) as stopped:
+            train.main(["--runs-dir", str(tmp_path / "runs"), *args])
+        assert stopped.value.code == BAD_USAGE, args
+        assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, flag)
+        assert not (tmp_path / "runs").exists(), args
+
+
+def test_train_resume_without_a_checkpoint_is_one_line(tmp_path):
+    result = run([str(ROOT / "train.py"), "--runs-dir", "runs", "--run-name", "nothing-here", "--resume"], tmp_path)
+    assert_one_line_refusal(result.stderr, result.returncode, "--resume", "no checkpoint")
+
+
+EVALUATE_CASES = [
+    (["--agents", "random", "--batch-size", "-1"], ["--batch-size", "at least 1"]),
+    (["--agents", "random", "--deals", "0"], ["--deals", "at least 1"]),
+    (["--agents", "random", "--rule", "jink_bonus=abc"], ["--rule", "jink_bonus=abc", "whole number or true/false"]),
+    (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
+    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "known options"]),
+    (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
+    (["--agents", "nobody"], ["--agents", "unknown agent 'nobody'", "greedy"]),
+    (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
+    (["--agents", ","], ["--agents", "at least one"]),
+    (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
+    (["--agents", "random", "--players", "1"], ["--players 1", "2 to 10"]),
+    (["--agents", "random", "--players", "11"], ["--players 11", "2 to 10"]),
+    (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
+    (["--agents", "random", "--seed", "-3"], ["--seed", "at least 0"]),
+    (["--agents", "random", "--preset", "casino"], ["--preset", "default, hoyle"]),
+    (["--players", "4"], ["--agents"]),
+]
+
+
+@pytest.mark.parametrize("args, words", EVALUATE_CASES, ids=[" ".join(a) for a, _ in EVALUATE_CASES])
+def test_evaluate_refuses_bad_values(tmp_path, args, words):
+    result = run(["-m", "agents.evaluate", *args], tmp_path)
+    assert result.returncode == BAD_USAGE and result.stdout == ""  # nothing was played
+    assert_one_line_refusal(result.stderr, result.returncode, *words)
+
+
+BENCH_CASES = [
+    (["--seconds", "0"], ["--seconds"]), (["--seconds", "nan"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
+    (["--players", "1"], ["--players", "2 to 10"]), (["--players", "4,x"], ["--players"]),
+    (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
+]
+
+
+@pytest.mark.parametrize("args, words", BENCH_CASES, ids=[" ".join(a) for a, _ in BENCH_CASES])
+def test_bench_refuses_bad_values(tmp_path, args, words):
+    result = run(["-m", "spoilfive_env.bench", "--quick", *args], tmp_path)
+    assert result.returncode == BAD_USAGE and result.stdout == ""
+    assert_one_line_refusal(result.stderr, result.returncode, *words)
+
+
+PLAY_CASES = [
+    (["--players", "1"], ["--players", "2 to 10"]), (["--players", "3", "--seat", "3"], ["--seat 3", "0-2"]),
+    (["--seat", "-1"], ["--seat"]), (["--opponents", "nobody"], ["--opponents", "unknown agent"]),
+    (["--players", "3", "--opponents", "random,greedy,spoiler"], ["--opponents", "2 other seats"]),
+    (["--hands", "0"], ["--hands"]), (["--preset", "casino"], ["--preset", "default, hoyle"]),
+    (["--seed", "x"], ["--seed", "whole number"]),
+]
+
+
+@pytest.mark.parametrize("args, words", PLAY_CASES, ids=[" ".join(a) for a, _ in PLAY_CASES])
+def test_terminal_game_refuses_bad_values(tmp_path, args, words):
+    result = run(["-m", "spoilfive_env.play", *args], tmp_path, stdin="1\n" * 50)
+    assert result.returncode == BAD_USAGE and result.stdout == ""  # the game never started
+    assert_one_line_refusal(result.stderr, result.returncode, *words)

@@ -294,6 +294,14 @@ SCENARIOS = [
         rules={"partnerships": True},
         chips=won(6, (1, 3, 5), 0)[0], equity=won(6, (1, 3, 5), 0)[1],
     ),
+    Scenario(
+        "partnerships: a failed jink spoils, as with two players (the other team takes trick 4)",
+        JINK_FAILS,
+        "0:5S 1:2S 2:3S 3:4S >0 0:JS 1:2D 2:2H 3:7D >0 0:AH 1:3D 2:3H 3:8D >0 "
+        "0?claim,jink 0:jink 0:2C 1?* 1:4D 2:4H 3?KC,QC 3:KC | >3 3:QC 0:3C 1:6D 2:6H",
+        rules={"partnerships": True},
+        chips=spoiled(4)[0], equity=spoiled(4)[1],
+    ),
     # ---------------------------------------------------------------- presets
     Scenario("preset default: claim", STRONG, CLAIM_SCRIPT + " 0:claim", rules={"preset": "default"},
              chips=won(4, 0, 0)[0], equity=won(4, 0, 0)[1]),

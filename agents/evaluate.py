@@ -7,8 +7,9 @@ A fixed set of ``K`` deals (hands, turn-up, dealer) is drawn from ``--seed``. Th
 its last agent (``--agents greedy,random`` at 4 players is one greedy against three
 randoms). Every deal is played once for each of the ``N`` rotations of the lineup around
 the table, so each agent meets the same cards from every seat. Episodes are single hands
-scored with the equity reward (CONTRACT.md): a spoil is worth 0 to everyone, a won pool
-``P`` gives the winner ``P (N-1)/N`` and every other player ``-P/N``.
+scored with the equity reward (docs/rules.md, "Rewards"): a spoil is worth 0 to everyone
+(without a ``dealer_ante``), a won pool ``P`` gives the winner ``P (N-1)/N`` and every other
+player ``-P/N``.
 
 All deals and rotations are stepped together as one batch on
 :class:`~spoilfive_env.core.SpoilFiveCore` (in chunks of about ``batch_size`` games, whole

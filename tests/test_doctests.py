@@ -8,13 +8,14 @@ import pytest
 
 import agents
 import spoilfive_env
+import spoilfive_integrations
 
 MODULES = sorted(
     name
-    for package in (spoilfive_env, agents)
+    for package in (spoilfive_env, agents, spoilfive_integrations)
     for _, name, _ in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
     if not name.endswith(("__main__", ".play", ".bench"))
-) + ["agents", "spoilfive_env"]
+) + ["agents", "spoilfive_env", "spoilfive_integrations"]
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -35,7 +35,7 @@ from pettingzoo.utils import wrappers
 from .actions import NUM_ACTIONS, action_str
 from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
-from .observation import OBS_DIM, SLICES
+from .observation import OBS_DIM, SLICES, build_observation
 from .rules import CHIPS_MAX, CHIPS_MIN, is_integer, make_rules
 
 RESET_OPTIONS = ("dealer", "hands", "turnup", "pool", "chips")
@@ -86,6 +86,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._seat_arrays = [np.array([seat], np.int8) for seat in range(self.rules.num_players)]
         self.agents = []
 
     def observation_space(self, agent):
@@ -185,8 +186,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise ValueError(f"illegal action {action!r} for {agent}; legal actions: {legal}")
         rewards, done = self.core.step(np.array([action]))
         self._cumulative_rewards[agent] = 0.0
-        for seat, name in enumerate(self.possible_agents):
-            self.rewards[name] = float(rewards[0, seat])
+        self.rewards.update(zip(self.possible_agents, rewards[0].tolist()))
         if done[0]:
             for name in self.agents:
                 self.terminations[name] = True
@@ -206,12 +206,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                                     "chips": core.chips[0].tolist(), "pool": int(core.pool[0])}
             self.agent_selection = self.agents[0] if self.agents else self.possible_agents[0]
         else:
-            self._mask = core.legal_mask()[0].astype(np.int8)
+            self._mask = core.legal_mask()[0].view(np.int8)  # legal_mask() is already a copy
             self.agent_selection = self.possible_agents[int(core.current[0])]
 
     def observe(self, agent):
-        seat = self.agent_name_mapping[agent]
-        observation = self.core.observe(seat)[0]
+        # The seat is known to be valid: build directly, without core.observe's argument checks.
+        observation = build_observation(self.core, self._seat_arrays[self.agent_name_mapping[agent]])[0]
         acting = agent == self.agent_selection and self.core.phase[0] != PHASE_DONE
         mask = self._mask.copy() if acting else np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": observation, "action_mask": mask}

@@ -48,6 +48,12 @@ from pathlib import Path
 
 import numpy as np
 
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
+from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
+
+from .base import Agent
+
 TORCH_MISSING = (
     "trained policies need PyTorch, which is not installed: pip install \"spoilfive[train]\" "
     "(for the smaller CPU-only build of torch, first: pip install torch --index-url "
@@ -61,12 +67,6 @@ except ModuleNotFoundError as error:
     if error.name != "torch":
         raise
     raise ModuleNotFoundError(TORCH_MISSING, name="torch") from None
-
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
-from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
-
-from .base import Agent
 
 FORMAT = "spoilfive-policy"
 FORMAT_VERSION = 1

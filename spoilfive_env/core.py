@@ -364,7 +364,7 @@ class SpoilFiveCore:
             + ", ".join(f"{a} ({A.action_str(a)})" for a in legal)
         )
 
-    def subset(self, indices) -> "SpoilFiveCore":
+    def subset(self, indices) -> SpoilFiveCore:
         """A new core holding copies of the games at ``indices`` (repeats allowed)."""
         given = np.asarray(indices)
         if given.size and (given.dtype.kind not in "iu" or given.ndim != 1

@@ -7,7 +7,8 @@
 >>> Rules(num_players=11)
 Traceback (most recent call last):
 ...
-ValueError: num_players=11 is not allowed: Spoil Five takes 2 to 10 players (5 cards each plus the turn-up must fit in 52)
+ValueError: num_players=11 is not allowed: Spoil Five takes 2 to 10 players
+(5 cards each plus the turn-up must fit in 52)
 
 Limits. The engine keeps chips and the pool in 32-bit integers and counts hands in 16 bits,
 so the options must keep every reachable count in range: ``max_hands`` is at most
@@ -68,7 +69,7 @@ def _fits(low: int, high: int, pool_high: int) -> bool:
     return CHIPS_MIN <= low and high <= CHIPS_MAX and pool_high <= CHIPS_MAX
 
 
-def check_chip_headroom(rules: "Rules", hands: int, chips, pools) -> None:
+def check_chip_headroom(rules: Rules, hands: int, chips, pools) -> None:
     """Refuse chips ``(k, n)`` and pools ``(k,)`` that could overflow within ``hands`` hands.
 
     Raises:
@@ -195,14 +196,14 @@ class Rules:
         raise ValueError(f"these rules are not allowed: {why}; lower the antes, jink_bonus or max_hands")
 
     @classmethod
-    def preset(cls, name: str, **overrides) -> "Rules":
+    def preset(cls, name: str, **overrides) -> Rules:
         """A named preset (``default``, ``hoyle``, ``dealer_feeds``) with optional overrides."""
         if not isinstance(name, str) or name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}: choose one of {', '.join(PRESETS)}")
         return cls.from_options(**{**PRESETS[name], **overrides})
 
     @classmethod
-    def from_options(cls, **options) -> "Rules":
+    def from_options(cls, **options) -> Rules:
         """Rules from keyword options, refusing unknown names with the list of known ones."""
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(options) - known)
@@ -213,7 +214,7 @@ class Rules:
             )
         return cls(**options)
 
-    def replace(self, **changes) -> "Rules":
+    def replace(self, **changes) -> Rules:
         return self.from_options(**{**dataclasses.asdict(self), **changes})
 
 

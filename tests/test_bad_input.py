@@ -389,7 +389,8 @@ ENV_RESET_CASES = [
     ({"options": {"pool": True}}, "got True"),
     ({"options": {"pool": "3"}}, "got '3'"),
     # chips
-    ({"options": {"chips": [2**40] * N}}, "'chips' must be whole numbers -2147483648 to 2147483647 .* got 1099511627776"),
+    ({"options": {"chips": [2**40] * N}},
+     "'chips' must be whole numbers -2147483648 to 2147483647 .* got 1099511627776"),
     ({"options": {"chips": [2**31 - 5] * N}}, "chips 2147483643 with a pool of 0 is not allowed"),
     ({"options": {"chips": [20.0] * N}}, r"'chips' must give one whole number of chips per seat \(4\), got \[20.0"),
     ({"options": {"chips": [20.5] * N}}, "'chips' must give one whole number of chips per seat"),
@@ -407,7 +408,8 @@ ENV_RESET_CASES = [
     # a fixed deal
     ({"options": {"hands": [FIVE] * N}}, "a fixed deal needs both 'hands'"),
     ({"options": {"turnup": "9S"}}, "a fixed deal needs both 'hands'"),
-    ({"options": {"hands": [FIVE] * (N - 1), "turnup": "9S"}}, "'hands' must hold one list of 5 cards for each of the 4"),
+    ({"options": {"hands": [FIVE] * (N - 1), "turnup": "9S"}},
+     "'hands' must hold one list of 5 cards for each of the 4"),
     ({"options": {"hands": "5H JD AS KC 2D", "turnup": "9S"}}, "'hands' must hold one list"),
     ({"options": {"hands": [FIVE[:4]] * N, "turnup": "9S"}}, "seat 0 must be dealt exactly 5 cards"),
     ({"options": {"hands": ["5H JD AS KC 2D"] * N, "turnup": "9S"}}, "seat 0 must be dealt exactly 5 cards"),

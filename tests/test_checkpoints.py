@@ -14,9 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents import load_agent  # noqa: E402
-from agents import policy  # noqa: E402
-from agents.policy import (  # noqa: E402
+from agents import load_agent, policy
+from agents.policy import (
     MAX_HIDDEN_LAYERS,
     MAX_HIDDEN_WIDTH,
     CheckpointError,

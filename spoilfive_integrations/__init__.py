@@ -10,7 +10,11 @@ module                      what it gives
 ``gymnasium_env``           ``SpoilFiveGymEnv``: one learning seat against named opponents
                             (``gymnasium.make("spoilfive/SpoilFive-v0")``)
 ``vector``                  ``SpoilFiveVectorEnv``: a ``gymnasium.vector.VectorEnv`` over one
-                            core batch (``gymnasium.make_vec(..., "vector_entry_point")``)
+                            core batch (``gymnasium.make_vec(..., "vector_entry_point")``), and
+                            ``LearnerBatch``, the opponent loop both Gymnasium envs share
+``opponents``               the ``opponents`` argument resolved into one agent per seat
+``bench``                   learner steps/s of both Gymnasium envs, alternated
+                            (``python -m spoilfive_integrations.bench``)
 ``sb3``                     an SB3 ``VecEnv`` over the batched core (``pip install ".[sb3]"``)
 ``rllib``                   a ``MultiAgentEnv`` over many games and an action-masking
                             RLModule (``pip install ".[rllib]"``)

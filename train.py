@@ -698,7 +698,8 @@ def main(argv=None) -> dict:
         last_eval = " ".join(parts)
 
     # Ctrl-C from here on: finish the rollout step or minibatch at hand, save, stop (exit 130).
-    stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else say(text)).__enter__()
+    stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else
+                       print(text, file=sys.stderr, flush=True)).__enter__()
     finished = False
     while not finished:
         iteration = progress["iteration"] + 1

@@ -1,9 +1,10 @@
 """Self-play training and the trained policy: a CI smoke run that must already beat
-``random``, resuming, checkpoint round trips and refusals, the masked distribution, GAE
+``random``, what a run says at its start and end, Ctrl-C, resuming (``--time-limit`` counts
+the new session only), checkpoint round trips and refusals, the masked distribution, GAE
 along each seat's trajectory, and the canonical card encoding.
 
 The smoke run is one subprocess of ``train.py`` capped at about 1.5 minutes; the whole file
-takes about 2.5 minutes on 2 cores.
+takes about 3 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import csv
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -52,10 +56,18 @@ def load_train_module():
     return module
 
 
+def train_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
 def run_train(*args, timeout=300):
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, env=train_env(),
                           capture_output=True, text=True, timeout=timeout)
+
+
+def progress_rows(run: Path) -> list[dict]:
+    with open(run / "progress.csv") as f:
+        return list(csv.DictReader(f))
 
 
 def batch_of_observations(sizes=(2, 3, 4, 6, 10), games=64, seed=0):
@@ -83,11 +95,32 @@ SMOKE_ARGS = ("--run-name", "smoke", "--seed", "3", "--total-decisions", str(SMO
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
+def smoke(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
     proc = run_train("--runs-dir", str(runs), *SMOKE_ARGS)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return runs / "smoke"
+    return SimpleNamespace(run=runs / "smoke", stdout=proc.stdout, stderr=proc.stderr)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(smoke):
+    return smoke.run
+
+
+def test_a_run_announces_itself_and_ends_in_plain_words(smoke):
+    lines = smoke.stdout.splitlines()
+    start, end = "\n".join(lines[:8]), "\n".join(lines[-8:])
+    assert f"Training run {smoke.run} (new" in start
+    assert "device cpu" in start and "precision" in start and "torch threads" in start
+    assert "2,048 games" in start and "at each of 3, 4, 5, 6 players" in start
+    assert "stops at 1,600,000 decisions or after 1.5 minutes, whichever comes first" in start
+    assert f"The agent: {smoke.run / 'agent.pt'}" in end
+    assert "evaluate it: python -m agents.evaluate" in end and f"{smoke.run / 'agent.pt'},spoiler" in end
+    assert "play it:     python -m spoilfive_env.play" in end
+    assert "resume it:   python train.py" in end and "--run-name smoke --resume" in end
+    assert "players, one policy seat against spoilers" in smoke.stdout  # the final check, in words
+    assert "{" not in smoke.stdout  # the JSON only with --json
+    assert "Traceback" not in smoke.stderr
 
 
 def test_smoke_run_writes_everything(smoke_run):
@@ -95,10 +128,12 @@ def test_smoke_run_writes_everything(smoke_run):
                  "learning_curve.png", "snapshots/iter_000000.pt", "snapshots/iter_000004.pt"):
         assert (smoke_run / name).is_file(), name
     assert list(smoke_run.glob("events.out.tfevents.*"))
-    with open(smoke_run / "progress.csv") as f:
-        rows = list(csv.DictReader(f))
+    rows = progress_rows(smoke_run)
     assert len(rows) >= 8
-    assert any(row["eval_4p_share"] for row in rows)  # periodic and final evaluations
+    assert any(row["eval_4p_share"] for row in rows[:-1])  # periodic evaluations
+    iterations = [int(row["iteration"]) for row in rows]
+    assert iterations == list(range(1, len(rows) + 1))  # one row per iteration: the final check joins the last
+    assert rows[-1]["eval_4p_share"] and rows[-1]["decisions_per_s"]
     summary = json.loads((smoke_run / "summary.json").read_text())
     assert summary["progress"]["decisions"] > 0
     assert set(summary["time_fractions"]) >= {"env", "policy", "update"}
@@ -127,12 +162,65 @@ def test_resume_continues_the_run(smoke_run, tmp_path):
     assert refused.returncode != 0 and "--resume" in refused.stderr
     proc = run_train("--runs-dir", str(tmp_path), "--run-name", "smoke", "--resume", "--time-limit", "0",
                      "--total-decisions", str(before["decisions"] + 100_000), "--final-eval-deals", "0",
-                     "--eval-every", "0", "--no-progress-bar", "--torch-threads", "1")
+                     "--eval-every", "0", "--no-progress-bar", "--torch-threads", "1", "--json")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    after = json.loads((run / "summary.json").read_text())["progress"]
+    after = json.loads(proc.stdout)["progress"]  # --json: standard output is the summary alone
+    assert after == json.loads((run / "summary.json").read_text())["progress"]
+    assert "Resuming run" in proc.stderr and "resume it:" in proc.stderr
     assert after["iteration"] > before["iteration"] and after["decisions"] > before["decisions"]
     _, data = load_checkpoint(run / "checkpoint.pt")
     assert data["args"]["num_games"] == 2048  # the run's own arguments came back
+    iterations = [int(row["iteration"]) for row in progress_rows(run)]
+    assert iterations == list(range(1, after["iteration"] + 1))
+    done = run_train("--runs-dir", str(tmp_path), "--run-name", "smoke", "--resume", "--no-progress-bar")
+    assert done.returncode == 2 and "already has" in done.stderr and "--total-decisions" in done.stderr
+
+
+# ---------------------------------------------------------------------- Ctrl-C and --time-limit on resume
+TINY_ARGS = ("--run-name", "tiny", "--num-games", "64", "--min-players", "3", "--max-players", "4",
+             "--hidden", "32", "--minibatch-size", "256", "--eval-every", "0", "--eval-players", "3",
+             "--final-eval-deals", "20", "--torch-threads", "1", "--no-progress-bar")
+
+
+def test_ctrl_c_saves_a_resumable_checkpoint_and_resume_gets_more_minutes(tmp_path):
+    run = tmp_path / "tiny"
+    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path), *TINY_ARGS,
+                                "--total-decisions", "100000000"], cwd=ROOT, env=train_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:  # wait for a few iterations
+            if (run / "progress.csv").is_file() and len(progress_rows(run)) >= 3:
+                break
+            time.sleep(0.1)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and "Ctrl-C: stopping" in stderr
+    assert "Stopped by Ctrl-C" in stdout and "--run-name tiny --resume" in stdout
+    for name in ("checkpoint.pt", "agent.pt", "learning_curve.png", "summary.json"):
+        assert (run / name).is_file(), name  # saved before the first --save-every (25) came round
+    _, data = load_checkpoint(run / "checkpoint.pt")
+    before = data["progress"]
+    assert before["iteration"] >= 3 and "optimizer" in data
+    assert [int(r["iteration"]) for r in progress_rows(run)] == list(range(1, before["iteration"] + 1))
+
+    # --time-limit on resume is this session's minutes: less than the run has already taken
+    # would have meant zero iterations if it counted the earlier session too.
+    minutes = before["seconds"] / 60 / 2
+    proc = run_train("--runs-dir", str(tmp_path), "--run-name", "tiny", "--resume", "--time-limit", f"{minutes:.6f}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"after {float(f'{minutes:.6f}'):g} more minutes" in proc.stdout
+    _, data = load_checkpoint(run / "checkpoint.pt")
+    after = data["progress"]
+    assert after["iteration"] > before["iteration"] and after["seconds"] > before["seconds"]
+    rows = progress_rows(run)
+    assert [int(r["iteration"]) for r in rows] == list(range(1, after["iteration"] + 1))
+    assert rows[-1]["eval_3p_share"]  # the final check sits in the last iteration's row
 
 
 def test_help_comes_from_the_args_docstrings(capsys):

@@ -30,7 +30,9 @@ Figures (``--json`` gives all of them):
 * per agent: mean equity and mean chips per hand (per seat it occupies), each with a 95%
   confidence interval clustered by deal (the ``K`` per-deal means are the independent
   samples); share of the won pools, with its interval, beside the fair share (seats / N);
-  jink attempts and successes; how often it converted two tricks into the pool.
+  jink attempts and successes; how often it converted two tricks into the pool; the
+  cooperative-spoiling figures of :mod:`agents.spoiling` (how often it stopped a player on
+  two tricks, how often it overtook a fellow who was already beating such a threat).
 * per table: spoil rate with its interval, and how often a player who reached two tricks
   went on to win the pool.
 
@@ -49,7 +51,7 @@ import time
 
 import numpy as np
 
-from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
+from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import PRESETS, Rules, make_rules
@@ -57,6 +59,7 @@ from spoilfive_env.rules import PRESETS, Rules, make_rules
 from . import load_agent
 from .base import Agent
 from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
+from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
 
@@ -152,6 +155,10 @@ def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnu
         "tricks": np.zeros((G, n), np.int64),
         "jinker": np.full(G, -1, np.int64),
         "jink_won": np.zeros(G, bool),
+        # Cooperative-spoiling events (agents.spoiling): trick winners, friendly fire.
+        "trick_winner": np.full((G, NUM_TRICKS), -1, np.int64),
+        "overtake_chances": np.zeros((G, n), np.int64),
+        "overtakes": np.zeros((G, n), np.int64),
     }
     for agent in agents:
         if hasattr(agent, "bind"):
@@ -209,8 +216,14 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
                 else:
                     chosen = agent.act_batch(observations[group], masks[group])
                 actions[group] = chosen
+        chance, overtook = overtake_events(core, actions)
+        acting, tricks_before = core.current.astype(np.int64), core.trick_number.copy()
         rewards, done = core.step(actions)
         out["equity"][ids] += rewards
+        out["overtake_chances"][ids, acting] += chance
+        out["overtakes"][ids, acting] += overtook
+        games, trick, seat = trick_winners(core, tricks_before)
+        out["trick_winner"][ids[games], trick] = seat
         if done.any():
             f = np.flatnonzero(done)
             g = ids[f]
@@ -250,6 +263,19 @@ def _ratio_ci(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, fl
     return float(ratio), float(Z95 * np.sqrt(variance))
 
 
+def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, stopped, overtakes, chances) -> dict:
+    """A group's cooperative-spoiling counts and rates (agents.spoiling), intervals clustered by deal."""
+    stop_rate, stop_ci = _ratio_ci(by_deal((stopped & mine).astype(np.float64)), by_deal((faced & mine).astype(np.float64)))
+    fire, fire_ci = _ratio_ci(by_deal((overtakes * mine).astype(np.float64)), by_deal((chances * mine).astype(np.float64)))
+    return {
+        "two_trick_hands": int((two_trick_hands & mine).sum()), "two_trick_pools": int((two_trick_pools & mine).sum()),
+        "threats_faced": int((faced & mine).sum()), "stops": int((stopped & mine).sum()),
+        "stop_rate": stop_rate, "stop_rate_ci95": stop_ci,
+        "overtake_chances": int((chances * mine).sum()), "overtakes": int((overtakes * mine).sum()),
+        "friendly_fire_rate": fire, "friendly_fire_rate_ci95": fire_ci,
+    }
+
+
 def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.ndarray]) -> dict:
     """Figures for each group of lineup entries (``{label: bool (n,) over entries}``)."""
     n = rules.num_players
@@ -261,6 +287,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
     jink_won = jinked & outcome["jink_won"][:, None]
     won_any = (winner >= 0)
+    faced, stopped = stops(outcome["trick_winner"], winner, n)
 
     def by_deal(values):  # (G, n) or (G,) -> (K,) sums per deal
         values = values.reshape(num_deals, -1)
@@ -288,6 +315,8 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
             "jink_attempts": int((jinked & mine).sum()),
             "jink_successes": int((jink_won & mine).sum()),
             "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
+            **_spoiling_figures(by_deal, mine, seat_won & reached_two, reached_two, faced, stopped,
+                                outcome["overtakes"], outcome["overtake_chances"]),
         }
     spoil, spoil_ci = _mean_ci(by_deal((~won_any).astype(np.float64)) / n)
     conversion, conversion_ci = _ratio_ci(by_deal((seat_won & reached_two).astype(np.float64)),

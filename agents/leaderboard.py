@@ -1,0 +1,304 @@
+"""The leaderboard: every agent against tables of every other, at each table size, and a rating.
+
+``python -m agents.leaderboard --players 3,4,5 --agents A,B,... --deals K [--seed S] [--json]
+[--ray [ADDRESS]] [--plot PATH]``
+
+For each table size ``n`` and each ordered pair of different agents ``(A, B)`` one
+tournament of :func:`agents.evaluate.evaluate` seats ``A`` alone against ``n - 1`` copies
+of ``B``: the same ``K`` duplicate deals (from ``--seed``) for every pair, each deal under
+every rotation. Per agent and size the board gives:
+
+* **equity per hand** and **pool share above fair** (points) of its lone seat, averaged over
+  the tables of the other agents; each with a 95% interval that is the mean of the
+  per-table intervals (clustered by deal). The tables share their deals, so the per-table
+  errors are correlated and the mean of the half-widths is a safe (conservative) bound on
+  the half-width of the average.
+* a **rating**: the Luce choice model (Plackett-Luce restricted to the winner, the ranking a
+  hand gives: the pool's winner above everyone else, a spoiled hand no ranking) fitted by
+  maximum likelihood with ``choix.ilsr_top1`` (iterative Luce spectral ranking) over every
+  won pool of every table of that size. A seat of agent ``i`` wins a hand's pool with
+  probability ``exp(r_i) / sum over the seats exp(r_seat)``; the ratings are centred on 0
+  (natural-log units: a rating 0.7 above another wins about twice as many pools in a
+  head-to-head seat). Its 95% interval comes from the fit's Fisher information.
+* the **cooperative-spoiling figures** of its lone seat (:mod:`agents.spoiling`): how often
+  it stops a player on two tricks (of the hands where another player reached two, the
+  share where that player did not win and this seat took a trick after he reached two),
+  how often it takes a pool it was on two tricks for, and how often it overtakes a fellow
+  player who was already beating the threat (of its chances to do so).
+
+``--json`` gives every figure, the per-table results included; ``--ray`` plays every
+tournament on a Ray cluster (the Ray path of :func:`agents.evaluate.evaluate`: the same
+figures as without it); ``--plot PATH`` draws the ratings by table size (matplotlib).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int
+
+from . import load_agent
+from .evaluate import Z95, evaluate
+
+RATING_PRIOR = 1e-3
+"""choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
+agent never wins, without moving the ratings measurably when it does."""
+
+SPOILING_FIGURES = (
+    ("stop_rate", "stops", "threats_faced"),
+    ("two_trick_conversion", "two_trick_pools", "two_trick_hands"),
+    ("friendly_fire_rate", "overtakes", "overtake_chances"),
+)
+"""(figure, numerator count, denominator count) per agent, summed over its tables."""
+
+
+def _choice_data(tables: list[dict], names: list[str], num_players: int) -> list[tuple[int, list[int]]]:
+    """Top-1 data for choix: one ``(winner, losers)`` item per won pool, agents as indices.
+
+    In a table of ``A`` alone against ``n - 1`` copies of ``B`` a pool won by ``A`` is
+    ``(A, [B] * (n-1))``, one won by a ``B`` seat ``(B, [A] + [B] * (n-2))``.
+    """
+    data = []
+    for table in tables:
+        a, b = names.index(table["agent"]), names.index(table["table_of"])
+        data += [(a, [b] * (num_players - 1))] * table["pools_won"]
+        data += [(b, [a] + [b] * (num_players - 2))] * table["table_pools_won"]
+    return data
+
+
+def fit_ratings(tables: list[dict], names: list[str], num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Luce ratings ``(m,)`` (centred) and their 95% half-widths from the won pools of ``tables``.
+
+    The interval: the inverse Fisher information of the choice model at the fit (with the
+    ratings' sum fixed at 0, a pseudo-inverse), ``Z95`` standard errors.
+    """
+    import choix  # the rating library (the leaderboard's only extra dependency)
+
+    m = len(names)
+    data = _choice_data(tables, names, num_players)
+    if not data:
+        return np.zeros(m), np.full(m, np.nan)
+    ratings = choix.ilsr_top1(m, data, alpha=RATING_PRIOR)
+    ratings = ratings - ratings.mean()
+    strength = np.exp(ratings)
+    information = np.zeros((m, m))
+    for table in tables:  # every pool of a table has the same choice set: one term per table
+        a, b = names.index(table["agent"]), names.index(table["table_of"])
+        seats = np.zeros(m)
+        seats[a] += 1
+        seats[b] += num_players - 1
+        p = seats * strength / (seats * strength).sum()
+        information += (table["pools_won"] + table["table_pools_won"]) * (np.diag(p) - np.outer(p, p))
+    covariance = np.linalg.pinv(information)  # its null space is the common shift the centring removes
+    return ratings, Z95 * np.sqrt(np.clip(np.diag(covariance), 0, None))
+
+
+def _table_result(report: dict, agent: str, table_of: str) -> dict:
+    """One tournament's figures for the lone agent (entry 0) and the table around it."""
+    lone = report["entries"][0]
+    others = report["entries"][1:]
+    return {
+        "agent": agent,
+        "table_of": table_of,
+        "mean_equity": lone["mean_equity"], "equity_ci95": lone["equity_ci95"],
+        "pool_share": lone["pool_share"], "pool_share_ci95": lone["pool_share_ci95"],
+        "fair_share": lone["fair_share"],
+        "pools_won": lone["pools_won"],
+        "table_pools_won": int(sum(entry["pools_won"] for entry in others)),
+        "spoil_rate": report["table"]["spoil_rate"],
+        **{count: lone[count] for _, *counts in SPOILING_FIGURES for count in counts},
+    }
+
+
+def _agent_row(name: str, tables: list[dict], rating: float, rating_ci: float) -> dict:
+    mine = [t for t in tables if t["agent"] == name]
+    row = {
+        "agent": name,
+        "rating": float(rating), "rating_ci95": float(rating_ci),
+        "mean_equity": float(np.mean([t["mean_equity"] for t in mine])),
+        "equity_ci95": float(np.mean([t["equity_ci95"] for t in mine])),
+        "share_above_fair": float(np.mean([t["pool_share"] - t["fair_share"] for t in mine])),
+        "share_ci95": float(np.mean([t["pool_share_ci95"] for t in mine])),
+        "fair_share": mine[0]["fair_share"],
+    }
+    for figure, numerator, denominator in SPOILING_FIGURES:
+        top = sum(t[numerator] for t in mine)
+        bottom = sum(t[denominator] for t in mine)
+        row[figure] = float(top / bottom) if bottom else None  # no chance to show it
+        row[denominator] = int(bottom)
+    return row
+
+
+def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: int = 0, *,
+                ray: str | bool | None = None, progress=None) -> dict:
+    """Play every pairing at every table size and return the board (what ``--json`` prints).
+
+    Args:
+        agents: at least two distinct agent specs (names, ``name:key=value`` specs, paths).
+        players: table sizes.
+        deals: duplicate deals per tournament (each under every rotation).
+        seed: seed of the deals (the same deals for every pairing of a size) and of the agents.
+        ray: ``None``: play here; otherwise the ``ray=`` of :func:`agents.evaluate.evaluate`.
+        progress: optional callable ``(text)`` told about each tournament as it starts.
+
+    Returns:
+        ``{"agents", "players", "deals", "seed", "best", "sizes": {n: {"ranking": [rows by
+        rating], "tables": [one per pairing]}}, "seconds"}``.
+
+    Raises:
+        ValueError: fewer than two distinct agents, a bad spec, or a bad table size.
+    """
+    names = list(dict.fromkeys(a.strip() for a in agents if a.strip()))
+    if len(names) < 2:
+        raise ValueError(f"a leaderboard needs at least two different agents, got {agents!r}")
+    sizes = list(dict.fromkeys(int(n) for n in players))
+    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    if not sizes or bad:
+        raise ValueError(f"table sizes {bad or players!r} are not allowed: give sizes {MIN_PLAYERS}-{MAX_PLAYERS}")
+    started = time.perf_counter()
+    options = {} if ray is None or ray is False else {"ray": ray}
+    board = {}
+    for n in sizes:
+        tables = []
+        for agent in names:
+            for table_of in names:
+                if agent == table_of:
+                    continue
+                if progress is not None:
+                    progress(f"{n} players: {agent} against a table of {table_of}")
+                report = evaluate([agent, table_of], n, deals, seed, **options)
+                tables.append(_table_result(report, agent, table_of))
+        ratings, ratings_ci = fit_ratings(tables, names, n)
+        rows = [_agent_row(name, tables, r, ci) for name, r, ci in zip(names, ratings, ratings_ci)]
+        board[str(n)] = {"ranking": sorted(rows, key=lambda row: -row["rating"]), "tables": tables}
+    overall = {name: np.mean([next(r["rating"] for r in board[str(n)]["ranking"] if r["agent"] == name)
+                              for n in sizes]) for name in names}
+    return {
+        "agents": names,
+        "players": sizes,
+        "deals": int(deals),
+        "seed": int(seed),
+        "rating": "Luce choice model over each won pool (choix.ilsr_top1), centred, natural-log units",
+        "best": max(overall, key=overall.get),
+        "sizes": board,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def format_board(board: dict) -> str:
+    """The human table that ``python -m agents.leaderboard`` prints."""
+    lines = [(f"Spoil Five leaderboard: {', '.join(board['agents'])}; {board['deals']} duplicate deals per "
+              f"table, every rotation, seed {board['seed']}, {board['seconds']:.0f} s")]
+    width = max(len(name) for name in board["agents"])
+    for n in board["players"]:
+        lines += ["", f"{n} players (fair share {1 / n:.3f}); each agent alone against a table of each other agent",
+                  (f"{'':<3}{'agent':<{width}}  {'rating':>14}  {'equity / hand':>16}  {'share above fair':>17}  "
+                   f"{'stops':>6}  {'2-trick wins':>12}  {'overtakes':>9}")]
+        for place, row in enumerate(board["sizes"][str(n)]["ranking"], 1):
+            lines.append(
+                f"{place:<3}{row['agent']:<{width}}  {row['rating']:>+6.2f} ± {row['rating_ci95']:<5.2f}  "
+                f"{row['mean_equity']:>+7.3f} ± {row['equity_ci95']:<5.3f}  "
+                f"{100 * row['share_above_fair']:>+7.1f} ± {100 * row['share_ci95']:<4.1f} pt  "
+                f"{_rate(row['stop_rate']):>6}  {_rate(row['two_trick_conversion']):>12}  "
+                f"{_rate(row['friendly_fire_rate']):>9}")
+    lines += [
+        "",
+        f"best over these sizes: {board['best']}",
+        ("rating: Luce choice model fitted to who won each pool (choix), centred, 95% interval from its Fisher "
+         "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "
+         "by deal); stops: share of the hands where another player reached two tricks that he lost while this "
+         "seat took a later trick; 2-trick wins: pools won of the hands it reached two tricks; overtakes: share of "
+         "its chances to overtake a fellow already beating the threat that it took"),
+    ]
+    return "\n".join(lines)
+
+
+def plot_ratings(board: dict, path) -> None:
+    """Ratings by table size, one line per agent with its 95% band, saved to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = board["players"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for name in board["agents"]:
+        rows = [next(r for r in board["sizes"][str(n)]["ranking"] if r["agent"] == name) for n in sizes]
+        rating = np.array([r["rating"] for r in rows])
+        ci = np.array([r["rating_ci95"] for r in rows])
+        ax.errorbar(sizes, rating, yerr=ci, marker="o", capsize=3, label=name)
+    ax.set_xticks(sizes)
+    ax.set_xlabel("players at the table")
+    ax.set_ylabel("Luce rating (log strength, centred)")
+    ax.set_title(f"Spoil Five leaderboard ({board['deals']} duplicate deals per table, seed {board['seed']})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _sizes(text: str) -> list[int]:
+    import argparse
+
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of table sizes, e.g. 3,4,5") from None
+    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    if not sizes or bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}")
+    return sizes
+
+
+def main(argv=None) -> int:
+    """The command line; bad input: one line on standard error and exit status 2."""
+    parser = ArgumentParser(prog="python -m agents.leaderboard",
+                            description="Every agent against tables of every other, at each table size, "
+                                        "on duplicate deals with every rotation; a Luce rating per size.")
+    parser.add_argument("--players", type=_sizes, default=[3, 4, 5], help="table sizes, e.g. 3,4,5 (default)")
+    parser.add_argument("--agents", required=True,
+                        help="comma-separated agents, at least two: names, name:key=value specs or checkpoint paths")
+    parser.add_argument("--deals", type=positive_int, default=2000, help="duplicate deals per table (default 2000)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                        help="play on a Ray cluster: no address starts a local one, 'auto' joins this machine's, "
+                             "or HOST:PORT")
+    parser.add_argument("--plot", default=None, metavar="PATH", help="save a plot of the ratings by table size")
+    parser.add_argument("--quiet", action="store_true", help="do not report each tournament on standard error")
+    args = parser.parse_args(argv)
+    specs = list(dict.fromkeys(s.strip() for s in args.agents.split(",") if s.strip()))
+    if len(specs) < 2:
+        parser.error(f"--agents {args.agents!r}: give at least two different agents")
+    for spec in specs:  # load each once now, so that a bad one fails before any play
+        try:
+            load_agent(spec, seed=0)
+        except (ValueError, ImportError) as error:
+            parser.error(f"--agents: {error}")
+    if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
+        parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
+    progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    try:
+        board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: leaderboard stopped, nothing reported")
+    except ValueError as error:
+        parser.error(str(error))
+    if args.plot is not None:
+        plot_ratings(board, args.plot)
+    print(json.dumps(board, indent=2) if args.json else format_board(board))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

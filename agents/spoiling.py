@@ -1,0 +1,119 @@
+"""Cooperative-spoiling events of a tournament: who stopped a two-trick player, friendly fire.
+
+Nobody in Spoil Five has a partner, yet once one player reaches two tricks the others all
+gain from stopping him (a spoil keeps each player's share of the pool). These are the
+measurements of that implicit coalition that :func:`agents.evaluate.play_tournament` records
+per game and :func:`agents.evaluate.summarise` turns into figures per agent:
+
+* ``trick_winner`` ``(G, 5)``: the seat that won each trick (-1: not played, the hand ended).
+  From it, the **threat** of a hand is the first player to reach two tricks; another seat
+  **stopped** him when the threat did not win the pool and that seat took at least one of
+  the tricks after he reached two (:func:`stops`).
+* ``overtake_chances`` and ``overtakes`` ``(G, n)``: **friendly fire**. A seat has the chance
+  to overtake a fellow when it follows to a trick where a threat (another player on two
+  tricks, or one jinking) has already played and is beaten by a third player's card, it
+  holds fewer than two tricks itself, and it holds a legal card that beats that card; it
+  overtakes when it plays such a card (:func:`overtake_events`, read from the core before
+  the move is applied). Overtaking spends a card that the coalition may need later and
+  takes nothing from the threat.
+
+Only public facts and the acting player's own legal cards are read, so the figures mean the
+same for every kind of agent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spoilfive_env.cards import NUM_CARDS, NUM_TRICKS, TRICKS_TO_WIN, TRUMP
+from spoilfive_env.core import PHASE_PLAY
+
+THREAT_TRICKS = TRICKS_TO_WIN - 1
+"""Tricks that make a player a threat: one more wins the pool."""
+
+
+def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Friendly-fire chances and overtakes of the player to act in every game of ``core``.
+
+    Call before ``core.step(actions)``. Returns ``(chance, overtook)``, bool ``(B,)``.
+    """
+    B, n = core.batch_size, core.num_players
+    rows = np.arange(B)
+    actions = np.asarray(actions, dtype=np.int64)
+    following = (core.phase == PHASE_PLAY) & (core.trick_pos > 0)
+    chance = np.zeros(B, bool)
+    overtook = np.zeros(B, bool)
+    g = np.flatnonzero(following)
+    if not len(g):
+        return chance, overtook
+    me = core.current[g].astype(np.int64)
+    led = core.led_card[g].astype(np.int64)
+    cards = core.trick_cards[g, :n].astype(np.int64)  # in playing order from the leader
+    played = cards >= 0
+    safe = np.maximum(cards, 0)
+    sub = rows[: len(g)][:, None]
+    strength = core.strength[g]
+    suit = core.effective_suit[g]
+    led_suit = suit[sub[:, 0], led]
+    counts = played & ((suit[sub, safe] == TRUMP) | (suit[sub, safe] == led_suit[:, None]))
+    score = np.where(counts, strength[sub, safe], -1)
+    slot = score.argmax(axis=1)
+    best_strength = score[sub[:, 0], slot]
+    seat_of_slot = (core.leader[g].astype(np.int64)[:, None] + np.arange(n)) % n
+    best_seat = seat_of_slot[sub[:, 0], slot]
+    tricks = core.tricks_won[g].astype(np.int64)
+    threat = (tricks >= THREAT_TRICKS) | (np.arange(n)[None, :] == core.jinker[g].astype(np.int64)[:, None])
+    threat[sub[:, 0], me] = False
+    in_trick = np.zeros((len(g), n), bool)
+    in_trick[sub, seat_of_slot] = played
+    threat_beaten = (threat & in_trick).any(axis=1) & ~threat[sub[:, 0], best_seat]
+    hand = core.holder[g] == me[:, None]
+    card_counts = (suit == TRUMP) | (suit == led_suit[:, None])
+    beating = hand & card_counts & (strength > best_strength[:, None])
+    legal = core.legal_mask()[g, :NUM_CARDS]
+    chance_g = threat_beaten & (tricks[sub[:, 0], me] < THREAT_TRICKS) & (beating & legal).any(axis=1)
+    chosen = np.clip(actions[g], 0, NUM_CARDS - 1)
+    overtook_g = chance_g & (actions[g] < NUM_CARDS) & beating[sub[:, 0], chosen]
+    chance[g] = chance_g
+    overtook[g] = overtook_g
+    return chance, overtook
+
+
+def trick_winners(core, trick_number_before: np.ndarray):
+    """The tricks that the last ``core.step`` completed: ``(games, trick index, winning seat)``.
+
+    Args:
+        core: the core just stepped (a completed trick's winner leads the next one).
+        trick_number_before: ``core.trick_number`` copied before the step ``(B,)``.
+    """
+    completed = np.flatnonzero(core.trick_number > trick_number_before)
+    return completed, core.trick_number[completed].astype(np.int64) - 1, core.leader[completed].astype(np.int64)
+
+
+def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int):
+    """Who faced a two-trick player and who stopped him, per game and seat.
+
+    Args:
+        trick_winner: ``(G, 5)`` seat that won each trick, -1 for tricks not played.
+        winner: ``(G,)`` the seat that won the pool, -1 when spoiled.
+        num_players: seats per game.
+
+    Returns:
+        ``(faced, stopped)`` bool ``(G, n)``: another player reached two tricks in the hand;
+        and he did not win the pool while this seat took a trick after he reached two.
+    """
+    G, n = len(winner), num_players
+    seats = np.arange(n)
+    won = trick_winner[:, :, None] == seats  # (G, 5, n)
+    running = won.cumsum(axis=1)
+    reached = running >= THREAT_TRICKS
+    anyone = reached.any(axis=2)  # (G, 5)
+    has_threat = anyone.any(axis=1)
+    first = np.where(has_threat, anyone.argmax(axis=1), NUM_TRICKS)
+    rows = np.arange(G)
+    threat = np.where(has_threat, reached[rows, np.minimum(first, NUM_TRICKS - 1)].argmax(axis=1), -1)
+    after = np.arange(NUM_TRICKS)[None, :] > first[:, None]
+    took_later = (won & after[:, :, None]).any(axis=1)
+    faced = has_threat[:, None] & (seats[None, :] != threat[:, None])
+    stopped = faced & (winner != threat)[:, None] & took_later
+    return faced, stopped

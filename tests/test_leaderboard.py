@@ -1,0 +1,140 @@
+"""The leaderboard: ratings that order agents by strength, spoiling figures, the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("choix")
+
+from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
+from agents.spoiling import stops  # noqa: E402
+
+DEALS = 200
+
+
+@pytest.fixture(scope="module")
+def board():
+    # Two specs of the same search agent (the rollout named or left to its default): symmetric.
+    return leaderboard(["random", "greedy", "pimc:samples=2", "pimc:samples=2:rollout=spoiler"],
+                       players=(4,), deals=DEALS, seed=3)
+
+
+def rows_of(board, n):
+    return {row["agent"]: row for row in board["sizes"][str(n)]["ranking"]}
+
+
+def test_the_same_agent_under_two_names_rates_the_same(board):
+    rows = rows_of(board, 4)
+    a, b = rows["pimc:samples=2"], rows["pimc:samples=2:rollout=spoiler"]
+    assert abs(a["rating"] - b["rating"]) < np.hypot(a["rating_ci95"], b["rating_ci95"])
+    assert abs(a["share_above_fair"] - b["share_above_fair"]) < a["share_ci95"] + b["share_ci95"]
+
+
+def test_stronger_agents_rate_higher(board):
+    rows = rows_of(board, 4)
+    order = [row["agent"] for row in board["sizes"]["4"]["ranking"]]
+    assert order[-1] == "random" and order[-2] == "greedy"
+    assert rows["greedy"]["rating"] - rows["greedy"]["rating_ci95"] > rows["random"]["rating"] + rows["random"]["rating_ci95"]
+    assert rows["random"]["share_above_fair"] < 0 < rows["greedy"]["share_above_fair"]
+    assert board["best"].startswith("pimc")
+    assert abs(sum(row["rating"] for row in rows.values())) < 1e-9  # centred
+
+
+def test_every_pairing_is_played_on_the_same_deals(board):
+    tables = board["sizes"]["4"]["tables"]
+    names = board["agents"]
+    assert sorted((t["agent"], t["table_of"]) for t in tables) == sorted(
+        (a, b) for a in names for b in names if a != b)
+    for t in tables:
+        assert t["fair_share"] == 0.25
+        assert 0 <= t["pools_won"] <= DEALS * 4 and t["pools_won"] + t["table_pools_won"] <= DEALS * 4
+
+
+def test_spoiling_figures_tell_spoilers_from_greedy_players():
+    rows = rows_of(leaderboard(["greedy", "spoiler"], players=(4,), deals=DEALS, seed=1), 4)
+    assert rows["spoiler"]["stop_rate"] > rows["greedy"]["stop_rate"]
+    # greedy takes every trick it can, cheapest card first: it overtakes at every chance.
+    assert rows["greedy"]["friendly_fire_rate"] == 1.0 and rows["greedy"]["overtake_chances"] > 0
+    for row in rows.values():
+        assert 0 <= row["two_trick_conversion"] <= 1 and row["two_trick_hands"] > 0
+
+
+def test_fit_recovers_known_strengths():
+    """Pools drawn from a Luce model with known ratings: the fit finds them within its interval."""
+    rng = np.random.default_rng(0)
+    names = ["a", "b", "c"]
+    truth = np.array([0.6, 0.0, -0.6])
+    n, hands = 4, 20000
+    tables = []
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if i == j:
+                continue
+            weights = np.array([np.exp(truth[i]), (n - 1) * np.exp(truth[j])])
+            lone = rng.binomial(hands, weights[0] / weights.sum())
+            tables.append({"agent": a, "table_of": b, "pools_won": int(lone), "table_pools_won": hands - int(lone)})
+    ratings, ci = fit_ratings(tables, names, n)
+    assert np.all(np.abs(ratings - (truth - truth.mean())) < ci)
+    assert np.all(ci < 0.1)
+
+
+def test_stops_on_a_hand_made_hand():
+    # 3 players: seat 0 takes tricks 1 and 2, seat 1 takes 3, seat 2 takes 4 and 5: spoiled.
+    trick_winner = np.array([[0, 0, 1, 2, 2],
+                             [0, 0, 0, -1, -1],   # seat 0 wins after three
+                             [1, 2, 0, 1, -1]])   # seat 1 reaches two at trick 4, then takes it... wins
+    winner = np.array([-1, 0, 1])
+    faced, stopped = stops(trick_winner, winner, 3)
+    assert faced.tolist() == [[False, True, True], [False, True, True], [True, False, True]]
+    assert stopped.tolist() == [[False, True, True], [False, False, False], [False, False, False]]
+
+
+def test_json_and_plot(tmp_path, capsys):
+    plot = tmp_path / "ratings.png"
+    assert main(["--players", "3,4", "--agents", "greedy,random", "--deals", "50", "--json", "--quiet",
+                 "--plot", str(plot)]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["players"] == [3, 4] and board["agents"] == ["greedy", "random"] and board["deals"] == 50
+    for n in ("3", "4"):
+        ranking = board["sizes"][n]["ranking"]
+        assert [row["agent"] for row in ranking] == ["greedy", "random"]
+        for key in ("rating", "rating_ci95", "mean_equity", "equity_ci95", "share_above_fair", "share_ci95",
+                    "stop_rate", "two_trick_conversion"):
+            assert all(np.isfinite(row[key]) for row in ranking), key
+        for row in ranking:  # a rate with no chance to show it is null, not NaN
+            assert (row["friendly_fire_rate"] is None) == (row["overtake_chances"] == 0)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_human_table(capsys):
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "20", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "3 players" in out and "best over these sizes: greedy" in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--agents", "greedy"], "at least two"),
+    (["--agents", "greedy,greedy"], "at least two"),
+    (["--agents", "greedy,nobody"], "unknown agent 'nobody'"),
+    (["--agents", "greedy,random", "--players", "1,4"], "table sizes"),
+    (["--agents", "greedy,random", "--players", "four"], "table sizes"),
+    (["--agents", "greedy,random", "--deals", "0"], "--deals"),
+    (["--agents", "greedy,random", "--seed", "-1"], "--seed"),
+    (["--agents", "greedy,random", "--plot", "board.txt"], ".png"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--deals", "5", *argv] if "--deals" not in argv else argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says in err
+
+
+def test_bad_calls_of_the_function():
+    with pytest.raises(ValueError, match="at least two"):
+        leaderboard(["greedy"], deals=5)
+    with pytest.raises(ValueError, match="table sizes"):
+        leaderboard(["greedy", "random"], players=(11,), deals=5)

@@ -50,7 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-players", type=int, default=4)
     parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--frames-per-batch", type=int, default=2048, help="environment steps (decisions) per iteration")
+    parser.add_argument("--frames-per-batch", type=int, default=2048,
+                        help="environment steps (decisions) per iteration")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--minibatch-size", type=int, default=512)
     parser.add_argument("--lr", type=float, default=3e-4)
@@ -124,8 +125,8 @@ def main(argv=None) -> int:
         acted = batch[GROUP][batch[GROUP, "mask"]]
         decisions = TensorDict({GROUP: acted}, batch_size=acted.batch_size)
         for _ in range(args.epochs):
-            for start in range(0, len(decisions), args.minibatch_size):
-                terms = loss(decisions[torch.randperm(len(decisions))[: args.minibatch_size]])
+            for minibatch in torch.randperm(len(decisions)).split(args.minibatch_size):
+                terms = loss(decisions[minibatch])
                 total = terms["loss_objective"] + terms["loss_critic"] + terms["loss_entropy"]
                 optimizer.zero_grad()
                 total.backward()

@@ -1,0 +1,181 @@
+"""Tianshou 2.0 on the AEC environment: N seats, one shared masked policy, policy gradient.
+
+    python examples/tianshou_pg.py                       # a few minutes on 2 CPU cores
+    python examples/tianshou_pg.py --num-players 5 --iterations 2 --episodes 8 --eval-deals 20   # smoke test
+
+The environment goes through Tianshou's own ``tianshou.env.PettingZooEnv`` unchanged: its
+observation is a ``Batch(agent_id, obs, mask)`` with the legal actions in ``mask``. The
+``MultiAgentOnPolicyAlgorithm`` is built for any table size from ``env.agents`` (Tianshou's
+tic-tac-toe example hard-codes two players), every seat mapped to the SAME ``Reinforce``
+algorithm, so one network plays every seat. The network reads ``mask`` and gives illegal
+actions the lowest finite logit, so they are never sampled (the AEC env would raise).
+
+One fix is needed for a turn-based game with more than two seats, and it lives here, in
+:class:`HandRewardsToEverySeat`: Tianshou stores the rewards of a step on the transition
+of the seat that moved, so when the last card ends a hand only that seat's transition sees
+the hand's rewards and is marked terminal. Before the returns are computed, each seat's
+share of the hand's rewards is moved to that seat's own last decision of the hand, which is
+marked terminal for it. With ``gamma = 1`` every decision's return is then the seat's
+result in that hand (REINFORCE with Monte-Carlo returns, standardised).
+
+At the end the network plays one seat against ``random`` and ``spoiler`` tables through
+:func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+import numpy as np
+import torch
+from tianshou.algorithm import Reinforce
+from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
+from tianshou.algorithm.optim import AdamOptimizerFactory
+from tianshou.data import Collector, VectorReplayBuffer
+from tianshou.env import DummyVectorEnv, PettingZooEnv
+from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
+from torch import nn
+
+import spoilfive_env
+from agents.base import Agent
+from agents.evaluate import evaluate
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.observation import OBS_DIM
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--num-players", type=int, default=4)
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--episodes", type=int, default=64, help="hands collected per iteration")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per evaluation table (0: none)")
+    args = parser.parse_args(argv)
+    if not 2 <= args.num_players <= 10:
+        parser.error(f"--num-players must be 2-10, got {args.num_players}")
+    for name in ("iterations", "episodes", "hidden"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    return args
+
+
+class MaskedActor(nn.Module):
+    """Observation -> logits over the 107 actions, illegal ones at the lowest finite value.
+
+    Reads Tianshou's ``Batch(obs, mask)`` (or a plain array plus a ``mask`` argument, for
+    :class:`ActorAgent`). Returns ``(logits, state)`` as Tianshou's actors do.
+    """
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, NUM_ACTIONS))
+
+    def forward(self, obs, state=None, info=None, mask=None):
+        if mask is None:
+            obs, mask = obs.obs, obs.mask
+        logits = self.body(torch.as_tensor(np.asarray(obs), dtype=torch.float32))
+        legal = torch.as_tensor(np.asarray(mask, dtype=bool))
+        return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
+
+
+class HandRewardsToEverySeat(MultiAgentOnPolicyAlgorithm):
+    """Tianshou's multi-agent on-policy algorithm, each seat credited with its own hand result.
+
+    Every seat's last decision of a hand gets that seat's reward of the hand and ends that
+    seat's episode (module docstring). Needs one environment per collector (transitions in
+    time order).
+    """
+
+    def __init__(self, *, algorithms, env: PettingZooEnv):
+        super().__init__(algorithms=algorithms, env=env)
+        self.seat_of_agent = env.agent_idx
+
+    def _preprocess_batch(self, batch, buffer, indices):
+        seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
+        ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
+        hand = np.concatenate([[0], np.cumsum(ends)[:-1]])  # hand number of each transition
+        finished = hand < ends.sum()
+        last = np.full((hand.max() + 1, len(self.seat_of_agent)), -1)
+        np.maximum.at(last, (hand, seats), np.arange(len(seats)))
+        hand_rewards = np.asarray(batch.rew)[ends]  # (finished hands, seats)
+        rewards = np.zeros_like(np.asarray(batch.rew))
+        terminated = np.zeros(len(seats), bool)
+        for seat in range(last.shape[1]):  # a loop over seats, not over transitions
+            rows = last[: len(hand_rewards), seat]
+            played = rows >= 0
+            rewards[rows[played], seat] = hand_rewards[played, seat]
+            terminated[rows[played]] = True
+        terminated &= finished
+        batch.rew, batch.terminated, batch.done = rewards, terminated, terminated | np.asarray(batch.truncated, bool)
+        buffer.rew[indices], buffer.terminated[indices] = rewards, terminated
+        buffer.done[indices] = batch.done
+        return super()._preprocess_batch(batch, buffer, indices)
+
+
+class ActorAgent(Agent):
+    """The trained actor as an :class:`agents.base.Agent` (the most probable legal action)."""
+
+    name = "tianshou-pg"
+
+    def __init__(self, actor: MaskedActor):
+        super().__init__(None)
+        self.actor = actor
+
+    @torch.inference_mode()
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        logits, _ = self.actor(observations, mask=masks)
+        return logits.argmax(dim=1).numpy()
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(1)  # the collector steps the environment on the same cores
+    torch.manual_seed(args.seed)
+    # The collector summarises the per-seat reward vectors flattened, and says so at every call.
+    logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
+
+    def make_env():
+        return PettingZooEnv(spoilfive_env.env(num_players=args.num_players))
+
+    env = make_env()
+    actor = MaskedActor(args.hidden)
+    policy = DiscreteActorPolicy(actor=actor, action_space=env.action_space, observation_space=env.observation_space)
+    shared = Reinforce(policy=policy, gamma=1.0, return_standardization=True,
+                       optim=AdamOptimizerFactory(lr=args.lr))
+    algorithm = HandRewardsToEverySeat(algorithms=[shared] * len(env.agents), env=env)
+
+    train_envs = DummyVectorEnv([make_env])
+    train_envs.seed(args.seed)
+    buffer = VectorReplayBuffer(args.episodes * 30 * args.num_players, 1)
+    collector = Collector(algorithm, train_envs, buffer, exploration_noise=False)
+
+    started, decisions = time.perf_counter(), 0
+    for iteration in range(1, args.iterations + 1):
+        collector.reset_buffer()
+        with policy_within_training_step(algorithm.policy):  # what Tianshou's trainer does
+            result = collector.collect(n_episode=args.episodes, reset_before_collect=True)
+            with torch_train_mode(algorithm.policy):
+                algorithm.update(buffer=buffer, batch_size=None, repeat=1)
+        decisions += result.n_collected_steps
+        elapsed = time.perf_counter() - started
+        print(f"iteration {iteration:3d}  decisions {decisions:7d}  {decisions / elapsed:6.0f} decisions/s", flush=True)
+
+    if args.eval_deals:
+        agent = ActorAgent(actor.eval())
+        for opponent in ("random", "spoiler"):
+            report = evaluate([agent, opponent], num_players=args.num_players, deals=args.eval_deals,
+                              seed=args.seed + 1)
+            figures = report["agents"][agent.name]
+            print(f"vs {args.num_players - 1} x {opponent}: equity/hand {figures['mean_equity']:+.3f} "
+                  f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -58,7 +58,8 @@ CONFIGS = [
     pytest.param(4, {}, "hand", "chips", id="4p-chips"),
     pytest.param(4, {"partnerships": True}, "hand", "equity", id="4p-partnerships"),
     pytest.param(5, {"conceal_ace_penalty": True}, "hand", "equity", id="5p-conceal"),
-    pytest.param(6, {"ante": 2, "dealer_ante": 1, "jink_bonus": 1, "num_hands": 1}, "game", "equity", id="6p-hoyle-game"),
+    pytest.param(6, {"ante": 2, "dealer_ante": 1, "jink_bonus": 1, "num_hands": 1}, "game", "equity",
+                 id="6p-hoyle-game"),
     pytest.param(10, {"allow_jink": False, "num_hands": 2}, "game", "chips", id="10p-nojink-game"),
 ]
 

@@ -76,7 +76,8 @@ def test_pettingzoo_registry_makes_the_aec_env():
     assert isinstance(game, pettingzoo.AECEnv)
     game.reset(seed=0)
     assert game.possible_agents == [f"player_{i}" for i in range(4)]
-    assert pettingzoo.make("aec", "spoilfive/spoil_five", num_players=3, max_cycles=-1).possible_agents[-1] == "player_2"
+    unversioned = pettingzoo.make("aec", "spoilfive/spoil_five", num_players=3, max_cycles=-1)
+    assert unversioned.possible_agents[-1] == "player_2"
     with pytest.raises(ValueError, match=r"max_cycles=100 is not allowed"):
         pettingzoo.make("aec", AEC_ID, max_cycles=100)
 
@@ -251,9 +252,12 @@ def assert_same_trajectory(a, b):
 
 def test_seeded_reset_reproduces_deal_seat_and_opponents():
     # Random opponents and a pimc searcher draw from their own generators: their moves must repeat.
-    for opponents in ("random", ["random", "pimc:samples=4", "random"]):
-        first = SpoilFiveGymEnv(num_players=4, opponents=opponents)
-        second = SpoilFiveGymEnv(num_players=4, opponents=opponents)
+    from agents import load_agent
+
+    for make_opponents in (lambda: "random", lambda: ["random", "pimc:samples=4", "random"],
+                           lambda: load_agent("random")):  # an object with reseed(), fresh entropy each
+        first = SpoilFiveGymEnv(num_players=4, opponents=make_opponents())
+        second = SpoilFiveGymEnv(num_players=4, opponents=make_opponents())
         a = trajectory(first, seed=11, episodes=3)
         assert_same_trajectory(a, trajectory(second, seed=11, episodes=3))
         assert_same_trajectory(a, trajectory(first, seed=11, episodes=3))  # the same env again
@@ -453,8 +457,10 @@ def other_layout_checkpoint(tmp_path) -> Path:
 
 
 BAD_ARGUMENTS = [
-    ({"opponents": "grandmaster"}, r"opponents='grandmaster' cannot be loaded: unknown agent 'grandmaster': choose one of random"),
-    ({"opponents": ["random", "spoiler"]}, r"opponents has 2 entries: a table of 4 players needs one spec for every other seat \(a list of 3\)"),
+    ({"opponents": "grandmaster"},
+     r"opponents='grandmaster' cannot be loaded: unknown agent 'grandmaster': choose one of random"),
+    ({"opponents": ["random", "spoiler"]},
+     r"opponents has 2 entries: a table of 4 players needs one spec for every other seat \(a list of 3\)"),
     ({"opponents": ["random", "nobody", "random"]}, r"opponents\[1\]='nobody' cannot be loaded: unknown agent"),
     ({"opponents": 42}, r"opponents=42 is not an opponent: give a registry name, a checkpoint path or an agent object"),
     ({"opponents": "missing/model.pt"}, r"opponents='missing/model.pt' cannot be loaded: checkpoint .* does not exist"),

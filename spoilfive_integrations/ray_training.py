@@ -1,0 +1,140 @@
+"""Rollout workers on a Ray cluster for ``python train.py --ray [ADDRESS] --workers N``.
+
+Each worker is a Ray actor (one CPU) holding a :class:`~spoilfive_integrations.selfplay.SelfPlayRollout`:
+its own core batch (its share of ``--num-games`` at every table size) and its share of the
+league's tables, acting on the CPU. The learner stays on the driver (on its GPU when it has
+one). Once per iteration the driver puts the new weights in Ray's object store
+(``ray.put``, once, whatever the number of workers) and so too the league snapshot that
+this iteration's snapshot seats play: as a state dict, not a file path, so that a worker on
+another machine needs no shared disk (a snapshot is a few hundred kB, the same size as the
+weights). Every worker fetches both from the object store, plays its rollout and returns
+its :class:`~spoilfive_integrations.selfplay.RolloutBatch`; the driver concatenates them in
+worker order.
+
+Faults: an actor that dies is restarted by Ray (``max_restarts``) and the rollout it was
+playing is run again on the new one (``max_task_retries``); the rollout is seeded from
+``(seed, iteration, worker)`` at its start, so the redone rollout is the one that was lost.
+The driver notices the new process and logs it. A worker that cannot be brought back loses
+its share of that iteration (logged); the others' rollouts are trained on. Ctrl-C on the
+driver stops waiting for the rollouts at once (they are dropped) and lets ``train.py`` save
+its resumable checkpoint. A resumed run may use another number of workers: the games are
+split afresh, and nothing of a worker's state outlives its rollout.
+
+Only ``train.py --ray`` imports this module (it needs ``pip install 'spoilfive[ray]'``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import ray
+import torch
+
+from agents.sharding import cluster_cpus, connect
+
+from .selfplay import RolloutBatch, SelfPlayRollout, cpu_bf16, merge_batches
+
+MAX_RESTARTS = 4
+"""How many times Ray restarts a dead rollout worker over a run."""
+POLL_S = 0.25
+"""How often the driver, waiting for rollouts, looks at whether Ctrl-C asked it to stop."""
+
+
+def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int) -> None:
+    """Refuse a number of workers the cluster or the games cannot take (``ValueError``)."""
+    if workers > available_cpus:
+        raise ValueError(f"--workers {workers} is not allowed: the Ray cluster has {available_cpus} CPU(s), "
+                         f"one per worker; give --workers 1 to {max(available_cpus, 1)} (or add nodes to the cluster)")
+    per_size = max(1, num_games // sizes)
+    if workers > per_size:
+        raise ValueError(f"--workers {workers} is not allowed: --num-games {num_games} gives {per_size} game(s) per "
+                         f"table size, at least one per worker; give --workers 1 to {per_size} or more --num-games")
+
+
+@ray.remote(num_cpus=1, max_restarts=MAX_RESTARTS, max_task_retries=1)
+class RolloutWorker:
+    """One Ray actor: a :class:`SelfPlayRollout` holding worker ``worker``'s share of the games."""
+
+    def __init__(self, settings: dict, league_weights, worker: int, workers: int):
+        torch.set_num_threads(1)
+        self.rollout = SelfPlayRollout(settings, np.asarray(league_weights), worker=worker, workers=workers,
+                                       device="cpu", bf16=cpu_bf16(settings.get("precision", "auto")))
+
+    def ready(self) -> tuple[int, int]:
+        """The worker's process id and its number of games (once it is built)."""
+        return os.getpid(), self.rollout.num_games
+
+    def collect(self, iteration: int, weights: dict, snapshot: dict) -> tuple[int, RolloutBatch]:
+        return os.getpid(), self.rollout.collect(iteration, weights, snapshot)
+
+
+class RolloutWorkers:
+    """The driver's handle on ``workers`` rollout actors (see the module docstring).
+
+    Args:
+        settings: ``dataclasses.asdict(args)`` of ``train.py``.
+        league_weights: the ``--league`` probabilities.
+        workers: how many actors.
+        address: ``--ray``'s value (see :func:`agents.sharding.connect`).
+        say: where to log (restarts, lost rollouts).
+
+    Raises:
+        ValueError: the address is unreachable, or the cluster or the games cannot take
+            ``workers`` (before any actor is made).
+    """
+
+    def __init__(self, settings: dict, league_weights, workers: int, address, say=print):
+        self.ray = connect(address)
+        sizes = settings["max_players"] - settings["min_players"] + 1
+        check_workers(workers, cluster_cpus(self.ray), settings["num_games"], sizes)
+        self.say = say
+        self.actors = [RolloutWorker.remote(settings, np.asarray(league_weights), w, workers) for w in range(workers)]
+        started = ray.get([actor.ready.remote() for actor in self.actors])
+        self.pids = [pid for pid, _ in started]
+        self.games = [games for _, games in started]
+        self.lost = 0  # rollouts lost for good over the run
+        self.restarts = 0
+
+    def describe(self) -> str:
+        resources = self.ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        return (f"{len(self.actors)} Ray rollout worker(s) of {', '.join(map(str, self.games))} games on a cluster of "
+                f"{int(resources.get('CPU', 0))} CPU(s){f' and {gpus} GPU(s)' if gpus else ''}; weights and the league "
+                "snapshot go through the object store")
+
+    def collect(self, net: torch.nn.Module, iteration: int, snapshot: dict, stop=None) -> RolloutBatch | None:
+        """Every worker's rollout with the weights of ``net``, merged; ``None`` if stopped."""
+        weights = ray.put({k: v.detach().to("cpu") for k, v in net.state_dict().items()})
+        snapshot_ref = ray.put({k: v.to("cpu") for k, v in snapshot.items()})
+        refs = [actor.collect.remote(iteration, weights, snapshot_ref) for actor in self.actors]
+        pending = list(refs)
+        while pending:
+            if stop is not None and stop.requested:
+                for ref in pending:
+                    ray.cancel(ref, force=False)
+                return None
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+        batches = []
+        for worker, ref in enumerate(refs):
+            try:
+                pid, batch = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
+                self.lost += 1
+                self.say(f"rollout worker {worker} lost its rollout of iteration {iteration} "
+                         f"({type(error).__name__}): skipped; training on the other workers' rollouts")
+                continue
+            if pid != self.pids[worker]:
+                self.restarts += 1
+                self.say(f"rollout worker {worker} died and was restarted by Ray (process {self.pids[worker]} -> "
+                         f"{pid}); its rollout of iteration {iteration} ran (again) on the new process")
+                self.pids[worker] = pid
+            batches.append(batch)
+        if not batches:
+            raise RuntimeError(f"every rollout worker failed in iteration {iteration}; the last checkpoint is kept")
+        return merge_batches(batches)
+
+    def close(self) -> None:
+        for actor in self.actors:
+            ray.kill(actor)
+        self.actors = []

@@ -1,0 +1,372 @@
+"""Self-play rollouts for ``train.py``: the one rollout that runs in-process and in Ray workers.
+
+:class:`SelfPlayRollout` holds a share of the training games (one
+:class:`~spoilfive_env.core.SpoilFiveCore` per table size, :class:`Tables`), the league's
+opponents (a frozen snapshot network and the baselines) and a copy of the current policy.
+:meth:`SelfPlayRollout.collect` plays every game's hands and returns the current policy's
+decisions as a :class:`RolloutBatch` of NumPy arrays, each row linked to the same seat's next
+decision (``next_row``) or carrying the hand's equity (``reward``), ready for GAE.
+
+``train.py`` makes one rollout holding every game (``--ray`` not given), or
+:mod:`spoilfive_integrations.ray_training` makes one per Ray actor, each holding its share
+(``worker`` of ``workers``, :func:`split_games`); the driver concatenates the batches
+(:func:`merge_batches`). A rollout is a pure function of the weights, the snapshot,
+``(seed, iteration)`` and ``(worker, workers)``: the league draws, the deals, the baselines'
+and the policy's sampling are all seeded from them at the start of each :meth:`collect`, so a
+rollout lost with a worker can be redone exactly, and one worker gives the in-process run.
+
+Decisions with a single legal action are played without the network and are not rows; a
+seat decides at most :data:`MAX_DECISIONS_PER_HAND` times in a hand.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from agents import load_agent
+from agents.policy import PolicyNet
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import NUM_CARDS
+from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.rules import Rules
+
+TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
+"""The league's table kinds (``--league`` weights are over these)."""
+CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
+BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
+MAX_DECISIONS_PER_HAND = 7  # rob, five cards, the jink choice
+WORKER_SALT = 0x3A7  # seeds of worker w of several: [seed, iteration, WORKER_SALT, w]
+
+
+def split_games(num_games: int, sizes: list[int], workers: int) -> list[list[int]]:
+    """Games per table size of each worker: ``num_games`` split evenly over the sizes, each
+    size's games over the workers (the first ones take the remainder)."""
+    per_size = max(1, num_games // len(sizes))
+    return [[per_size // workers + (w < per_size % workers)] * len(sizes) for w in range(workers)]
+
+
+def rollout_seed(seed: int, iteration: int, worker: int, workers: int) -> list[int]:
+    """Seed words of one worker's rollout (one worker: those of the in-process run)."""
+    return [int(seed), int(iteration)] + ([WORKER_SALT, int(worker)] if workers > 1 else [])
+
+
+class Tables:
+    """One core per table size, the league's seat assignment, and each seat's open trajectory."""
+
+    def __init__(self, games_per_size: list[int], sizes: list[int], league: np.ndarray,
+                 current_seats: float, hands_per_game: int):
+        self.cores = [SpoilFiveCore(games, rules=Rules(num_players=n), mode="hand", reward="equity", deal=False)
+                      for games, n in zip(games_per_size, sizes)]
+        self.league = league
+        self.current_seats = current_seats
+        self.hands_per_game = hands_per_game
+        self.rng = np.random.default_rng()
+        self.seat_kind = [np.zeros((c.batch_size, c.num_players), np.int8) for c in self.cores]
+        self.table_kind = [np.zeros(c.batch_size, np.int8) for c in self.cores]
+        self.last_row = [np.full((c.batch_size, c.num_players), -1, np.int64) for c in self.cores]
+        self.hands_left = [np.zeros(c.batch_size, np.int64) for c in self.cores]
+
+    def start_rollout(self, seed_words: list[int]) -> None:
+        self.rng = np.random.default_rng(seed_words)
+        for i, core in enumerate(self.cores):
+            core.rng = np.random.default_rng(seed_words + [i])
+            self.hands_left[i][:] = self.hands_per_game
+            self.last_row[i][:] = -1
+            self.deal(i, np.arange(core.batch_size))
+
+    def deal(self, i: int, games: np.ndarray) -> None:
+        """New hands in ``games`` of core ``i``, with a fresh draw of the league."""
+        core, k, n = self.cores[i], len(games), self.cores[i].num_players
+        core.reset(games)
+        self.hands_left[i][games] -= 1
+        kind = self.rng.choice(len(TABLE_KINDS), size=k, p=self.league).astype(np.int8)
+        current = self.rng.random((k, n)) < self.current_seats
+        current[np.arange(k), self.rng.integers(0, n, size=k)] = True  # at least one trained seat
+        seats = np.where(current, CURRENT, kind[:, None]).astype(np.int8)
+        seats[kind == 0] = CURRENT  # "self" tables
+        self.seat_kind[i][games] = seats
+        self.table_kind[i][games] = kind
+
+
+@dataclass
+class RolloutBatch:
+    """The current policy's decisions of one rollout, one row each, in the order they were made.
+
+    ``next_row[i]``: the same seat's next decision in the same hand (a later row), or -1 after
+    its last one, which has ``assigned[i]`` and the hand's equity in ``reward[i]``.
+    ``step_offsets`` cut the rows into rollout steps (GAE sweeps them backwards).
+    """
+
+    obs: np.ndarray  # (N, OBS_DIM) float32
+    mask: np.ndarray  # (N, NUM_ACTIONS) bool
+    holder: np.ndarray | None  # (N, NUM_CARDS) int8, relative holder seat (omniscient critic only)
+    action: np.ndarray  # (N,) int64
+    logp: np.ndarray  # (N,) float32, log-probability of the action when it was sampled
+    next_row: np.ndarray  # (N,) int64
+    reward: np.ndarray  # (N,) float32
+    assigned: np.ndarray  # (N,) bool
+    step_offsets: np.ndarray  # (S + 1,) int64, from 0 to N
+    decisions: int  # every decision at the tables, forced ones and other seats' included
+    stats: dict = field(default_factory=dict)  # sums over the finished hands (see SelfPlayRollout)
+    timers: dict = field(default_factory=dict)  # seconds in env / policy / opponents
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+
+def merge_batches(batches: list[RolloutBatch]) -> RolloutBatch:
+    """The batches of several workers as one (rows renumbered; no trajectory crosses batches)."""
+    if len(batches) == 1:
+        return batches[0]
+    starts = np.cumsum([0] + [len(b) for b in batches])
+    next_row = np.concatenate([np.where(b.next_row >= 0, b.next_row + s, -1) for b, s in zip(batches, starts)])
+    offsets = np.concatenate([[0]] + [b.step_offsets[1:] + s for b, s in zip(batches, starts)])
+    stats, timers = defaultdict(float), defaultdict(float)
+    for b in batches:
+        for key, value in b.stats.items():
+            stats[key] += value
+        for key, value in b.timers.items():
+            timers[key] += value
+    holder = None if batches[0].holder is None else np.concatenate([b.holder for b in batches])
+    return RolloutBatch(
+        obs=np.concatenate([b.obs for b in batches]), mask=np.concatenate([b.mask for b in batches]),
+        holder=holder, action=np.concatenate([b.action for b in batches]),
+        logp=np.concatenate([b.logp for b in batches]), next_row=next_row,
+        reward=np.concatenate([b.reward for b in batches]), assigned=np.concatenate([b.assigned for b in batches]),
+        step_offsets=offsets.astype(np.int64), decisions=sum(b.decisions for b in batches),
+        stats=dict(stats), timers=dict(timers))
+
+
+def cpu_bf16(precision: str) -> bool:
+    """Whether a CPU rollout should run its network in bf16 under ``--precision``."""
+    if precision != "auto":
+        return precision == "bf16"
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+class SelfPlayRollout:
+    """A share of the training games and the league's players; :meth:`collect` plays a rollout.
+
+    Args:
+        settings: ``train.py``'s arguments as a dict (``dataclasses.asdict(args)``); read are
+            ``seed``, ``min_players``, ``max_players``, ``num_games``, ``hands_per_game``,
+            ``current_seats``, ``hidden``, ``critic``, ``encoding`` and ``league`` (given
+            here already parsed, as ``league_weights``: probabilities over :data:`TABLE_KINDS`).
+        league_weights: the ``--league`` probabilities.
+        worker, workers: this rollout holds worker ``worker``'s share of ``workers``.
+        device: torch device of the rollout's networks.
+        bf16: run the networks under bf16 autocast.
+        net: the current policy to act with (in-process: the learner's own network); ``None``
+            makes a copy that :meth:`collect` loads weights into.
+    """
+
+    def __init__(self, settings: dict, league_weights: np.ndarray, *, worker: int = 0, workers: int = 1,
+                 device: str | torch.device = "cpu", bf16: bool = False, net: PolicyNet | None = None):
+        self.seed = int(settings["seed"])
+        self.worker, self.workers = int(worker), int(workers)
+        self.device = torch.device(device)
+        self.bf16 = bool(bf16)
+        self.omniscient = settings["critic"] == "omniscient"
+        hidden = tuple(int(h) for h in str(settings["hidden"]).split(",") if h.strip())
+
+        def make_net():
+            return PolicyNet(hidden=hidden, critic=settings["critic"], encoding=settings["encoding"]).to(self.device)
+
+        self.net = net if net is not None else make_net().eval()
+        self.opponent_net = make_net().eval()  # snapshot seats
+        self.baselines = {kind: load_agent(name) for kind, name in BASELINES.items()}
+        sizes = list(range(settings["min_players"], settings["max_players"] + 1))
+        games = split_games(settings["num_games"], sizes, self.workers)[self.worker]
+        self.tables = Tables(games, sizes, np.asarray(league_weights, np.float64), settings["current_seats"],
+                             settings["hands_per_game"])
+        self.generator = torch.Generator(device=self.device)
+
+    @property
+    def num_games(self) -> int:
+        return sum(core.batch_size for core in self.tables.cores)
+
+    def _autocast(self):
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16)
+
+    def collect(self, iteration: int, weights: dict | None = None, snapshot: dict | None = None,
+                stop=None) -> RolloutBatch | None:
+        """Play one rollout: every game plays its hands.
+
+        Args:
+            iteration: the training iteration (seeds this rollout with ``seed`` and the worker).
+            weights: a state dict for the current policy (``None``: act with the network as is).
+            snapshot: a state dict for the snapshot seats' network (``None``: keep the last one).
+            stop: anything with a ``requested`` attribute; when it turns true between two steps,
+                the unfinished rollout is dropped and ``None`` returned.
+
+        Returns:
+            The :class:`RolloutBatch`; its ``stats`` hold, over the finished hands, for each
+            opponent kind ``k`` the current seats' equity sum ``eq_sum_k`` and count ``eq_n_k``,
+            and ``hands``, ``self_hands``, ``self_spoils``.
+        """
+        torch.set_num_threads(1)  # the rollout alternates with NumPy; idle OpenMP threads would spin
+        if weights is not None:
+            self.net.load_state_dict(weights)
+        if snapshot is not None:
+            self.opponent_net.load_state_dict(snapshot)
+        words = rollout_seed(self.seed, iteration, self.worker, self.workers)
+        self.generator.manual_seed(int(np.random.SeedSequence(words).generate_state(1)[0]))
+        for kind, agent in self.baselines.items():
+            agent.reseed(int(np.random.SeedSequence(words + [kind]).generate_state(1)[0]))
+        tables, device, omniscient = self.tables, self.device, self.omniscient
+        timers = defaultdict(float)
+        t0 = time.perf_counter()
+        tables.start_rollout(words)
+        timers["env"] += time.perf_counter() - t0
+        self.net.eval()
+        N = 0  # rows so far
+        decisions = 0
+        parts = defaultdict(list)  # per-step pieces of the batch's arrays
+        link_prev, link_next, reward_rows, reward_values = [], [], [], []
+        step_offsets = [0]
+        stats = defaultdict(float)
+        with torch.inference_mode():
+            while True:
+                if stop is not None and stop.requested:
+                    return None
+                # what every live game needs: mask, observation, who acts, which rows are whose
+                t0 = time.perf_counter()
+                per_core = []
+                start = N
+                step_obs, step_mask = [], []
+                for i, core in enumerate(tables.cores):
+                    live = core.phase != PHASE_DONE
+                    if not live.any():
+                        per_core.append(None)
+                        continue
+                    mask = core.legal_mask()
+                    obs = core.observe()
+                    cur = core.current.astype(np.int64)
+                    kind = tables.seat_kind[i][core._all, cur]
+                    decide = live & (mask.sum(axis=1) > 1)
+                    actions = mask.argmax(axis=1)  # forced moves (finished games' are ignored)
+                    mine = np.flatnonzero(decide & (kind == CURRENT))
+                    k = len(mine)
+                    if k:  # the current policy's rows
+                        seats = cur[mine]
+                        step_obs.append(obs[mine])
+                        step_mask.append(mask[mine].astype(bool))
+                        if omniscient:  # every hand, from this seat: the critic's extra input
+                            holder = core.holder[mine].astype(np.int16)
+                            rel = np.where(holder >= 0, (holder - seats[:, None]) % core.num_players, -1)
+                            parts["holder"].append(rel.astype(np.int8))
+                        rows = np.arange(N, N + k)
+                        prev = tables.last_row[i][mine, seats]
+                        linked = prev >= 0
+                        link_prev.append(prev[linked])
+                        link_next.append(rows[linked])
+                        tables.last_row[i][mine, seats] = rows
+                        N += k
+                    per_core.append((mask, obs, kind, decide, actions, mine))
+                    decisions += int(live.sum())
+                timers["env"] += time.perf_counter() - t0
+                if N == start and all(p is None for p in per_core):
+                    break
+
+                # the current policy: one forward pass over its rows of every core
+                t0 = time.perf_counter()
+                if N > start:
+                    parts["obs"].append(np.concatenate(step_obs))
+                    parts["mask"].append(np.concatenate(step_mask))
+                    with self._autocast():
+                        dist = self.net.distribution(torch.from_numpy(parts["obs"][-1]).to(device),
+                                                     torch.from_numpy(parts["mask"][-1]).to(device))
+                    action_t = dist.sample(self.generator)
+                    parts["action"].append(action_t.cpu().numpy())
+                    parts["logp"].append(dist.log_prob(action_t).float().cpu().numpy())
+                    chosen = parts["action"][-1]
+                    at = 0
+                    for p in per_core:
+                        if p is not None and len(p[5]):
+                            p[4][p[5]] = chosen[at: at + len(p[5])]
+                            at += len(p[5])
+                timers["policy"] += time.perf_counter() - t0
+
+                # opponents: snapshot seats by the frozen network, baselines by their agents
+                t0 = time.perf_counter()
+                for kind_id in (SNAPSHOT, SPOILER, GREEDY, RANDOM):
+                    idx = [np.flatnonzero(p[3] & (p[2] == kind_id)) if p is not None else None for p in per_core]
+                    if not sum(len(g) for g in idx if g is not None):
+                        continue
+                    o = np.concatenate([p[1][g] for p, g in zip(per_core, idx) if p is not None])
+                    m = np.concatenate([p[0][g] for p, g in zip(per_core, idx) if p is not None])
+                    if kind_id == SNAPSHOT:
+                        with self._autocast():
+                            d = self.opponent_net.distribution(torch.from_numpy(o).to(device),
+                                                               torch.from_numpy(m).to(device))
+                        chosen = d.sample(self.generator).cpu().numpy()
+                    else:
+                        chosen = self.baselines[kind_id].act_batch(o, m)
+                    at = 0
+                    for p, g in zip(per_core, idx):
+                        if p is not None:
+                            p[4][g] = chosen[at: at + len(g)]
+                            at += len(g)
+                timers["opponents"] += time.perf_counter() - t0
+
+                # step every core; a finished hand's equity goes to each seat's last row
+                t0 = time.perf_counter()
+                for i, (core, p) in enumerate(zip(tables.cores, per_core)):
+                    if p is None:
+                        continue
+                    rewards, done = core.step(p[4])
+                    if not done.any():
+                        continue
+                    d = np.flatnonzero(done)
+                    last = tables.last_row[i][d]
+                    got = last >= 0
+                    reward_rows.append(last[got])
+                    reward_values.append(rewards[d][got])
+                    tables.last_row[i][d] = -1
+                    # statistics of the finished hands
+                    seat_kind, table_kind = tables.seat_kind[i][d], tables.table_kind[i][d]
+                    current = seat_kind == CURRENT
+                    for kid in range(1, len(TABLE_KINDS)):
+                        sel = table_kind == kid
+                        stats[f"eq_sum_{kid}"] += float((rewards[d][sel] * current[sel]).sum())
+                        stats[f"eq_n_{kid}"] += float(current[sel].sum())
+                    selfplay = table_kind == 0
+                    stats["self_hands"] += float(selfplay.sum())
+                    stats["self_spoils"] += float((core.last_winner[d][selfplay] == -1).sum())
+                    stats["hands"] += len(d)
+                    again = d[tables.hands_left[i][d] > 0]
+                    if len(again):
+                        tables.deal(i, again)
+                step_offsets.append(N)
+                timers["env"] += time.perf_counter() - t0
+
+        # the trajectories: row -> that seat's next row, or the hand's reward on its last row
+        next_row = np.full(N, -1, np.int64)
+        if link_prev:
+            next_row[np.concatenate(link_prev)] = np.concatenate(link_next)
+        reward = np.zeros(N, np.float32)
+        assigned = np.zeros(N, bool)
+        if reward_rows:
+            rr = np.concatenate(reward_rows)
+            reward[rr] = np.concatenate(reward_values)
+            assigned[rr] = True
+
+        def joined(name, shape, dtype):
+            return np.concatenate(parts[name]) if parts[name] else np.zeros(shape, dtype)
+
+        return RolloutBatch(
+            obs=joined("obs", (0, OBS_DIM), np.float32), mask=joined("mask", (0, NUM_ACTIONS), bool),
+            holder=joined("holder", (0, NUM_CARDS), np.int8) if omniscient else None,
+            action=joined("action", (0,), np.int64).astype(np.int64), logp=joined("logp", (0,), np.float32),
+            next_row=next_row, reward=reward, assigned=assigned,
+            step_offsets=np.asarray(step_offsets, np.int64), decisions=decisions, stats=dict(stats),
+            timers=dict(timers))

@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import REGISTRY, load_agent
+from agents import REGISTRY
 from agents.policy import (
     CHECKPOINT_DIR,
     CRITICS,
@@ -74,12 +74,9 @@ from agents.policy import (
     load_checkpoint,
     save_checkpoint,
 )
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser
-from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import Rules
+from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, split_games
 
 
 @dataclass
@@ -166,6 +163,11 @@ class Args:
     """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only the stopping, device,
     thread, evaluation, output and --ship-as options may be given beside it (--total-decisions counts the
     whole run, --time-limit this session)"""
+    ray: str | None = None
+    """roll out on a Ray cluster: --ray alone starts a local one, --ray auto joins the one `ray start` made on this
+    machine, --ray HOST:PORT joins that head node; the learner stays here (on the GPU when there is one)"""
+    workers: int = 2
+    """with --ray: rollout workers (Ray actors, one CPU each), each playing its share of --num-games"""
     ship_as: str = ""
     """at the end, copy agent.pt to agents/checkpoints/<ship_as>.pt (loadable as load_agent("<ship_as>"))"""
     progress_bar: bool = True
@@ -179,9 +181,7 @@ class Args:
 RESUME_OVERRIDES = ("total_decisions", "time_limit", "device", "torch_threads", "ship_as",
                     "progress_bar", "eval_every", "final_eval_deals", "json", "resume")
 RESUME_LOCATORS = ("run_name", "runs_dir", "exp_name", "seed")  # name the run to resume
-TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
-CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
-BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
+PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's (a resumed run may change it)
 
 
 CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
@@ -193,7 +193,7 @@ RANGES = {
     "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, None), "ent_coef": (0.0, None),
     "vf_coef": (0.0, None), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
     "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, None),
-    "final_eval_deals": (0, None), "save_every": (1, None),
+    "final_eval_deals": (0, None), "save_every": (1, None), "workers": (1, None),
 }
 ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm")  # a zero here would train nothing
 SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -305,6 +305,9 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
         if field.type is bool:
             parser.add_argument(flag(field.name), action=argparse.BooleanOptionalAction, default=field.default,
                                 help=helps.get(field.name))
+        elif field.name == "ray":  # --ray alone: a local cluster
+            parser.add_argument(flag(field.name), nargs="?", const="", default=None, metavar="ADDRESS",
+                                help=helps.get(field.name))
         else:
             parser.add_argument(flag(field.name), type=field.type, default=field.default, help=helps.get(field.name),
                                 choices=CHOICES.get(field.name))
@@ -316,7 +319,10 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
         check_args(args)
     except ValueError as error:
         parser.error(str(error))
-    fixed = sorted(given - set(RESUME_OVERRIDES) - set(RESUME_LOCATORS)) if args.resume else []
+    if "workers" in given and "ray" not in given:
+        parser.error("--workers is for --ray: add --ray [ADDRESS] (rollout workers on a Ray cluster), "
+                     "or leave --workers out to roll out in this process")
+    fixed = sorted(given - set(RESUME_OVERRIDES) - set(RESUME_LOCATORS) - set(PLACEMENT)) if args.resume else []
     if fixed:
         parser.error(f"{flag(fixed[0])} cannot change when resuming (the run keeps its own); with --resume "
                      f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + RESUME_LOCATORS))}")
@@ -337,47 +343,6 @@ def parse_weights(text: str) -> np.ndarray:
     if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
         raise ValueError(f"--league {text!r}: weights must be non-negative and not all zero")
     return weights / weights.sum()
-
-
-class Tables:
-    """One core per table size, the league's seat assignment, and each seat's open trajectory."""
-
-    def __init__(self, args: Args, league: np.ndarray):
-        sizes = list(range(args.min_players, args.max_players + 1))
-        if not sizes:
-            raise ValueError(f"--min-players {args.min_players} is above --max-players {args.max_players}")
-        per_size = max(1, args.num_games // len(sizes))
-        self.cores = [SpoilFiveCore(per_size, rules=Rules(num_players=n), mode="hand", reward="equity",
-                                    deal=False) for n in sizes]
-        self.league = league
-        self.current_seats = args.current_seats
-        self.hands_per_game = args.hands_per_game
-        self.rng = np.random.default_rng()
-        self.seat_kind = [np.zeros((c.batch_size, c.num_players), np.int8) for c in self.cores]
-        self.table_kind = [np.zeros(c.batch_size, np.int8) for c in self.cores]
-        self.last_row = [np.full((c.batch_size, c.num_players), -1, np.int64) for c in self.cores]
-        self.hands_left = [np.zeros(c.batch_size, np.int64) for c in self.cores]
-
-    def start_rollout(self, seed_words: list[int]) -> None:
-        self.rng = np.random.default_rng(seed_words)
-        for i, core in enumerate(self.cores):
-            core.rng = np.random.default_rng(seed_words + [i])
-            self.hands_left[i][:] = self.hands_per_game
-            self.last_row[i][:] = -1
-            self.deal(i, np.arange(core.batch_size))
-
-    def deal(self, i: int, games: np.ndarray) -> None:
-        """New hands in ``games`` of core ``i``, with a fresh draw of the league."""
-        core, k, n = self.cores[i], len(games), self.cores[i].num_players
-        core.reset(games)
-        self.hands_left[i][games] -= 1
-        kind = self.rng.choice(len(TABLE_KINDS), size=k, p=self.league).astype(np.int8)
-        current = self.rng.random((k, n)) < self.current_seats
-        current[np.arange(k), self.rng.integers(0, n, size=k)] = True  # at least one trained seat
-        seats = np.where(current, CURRENT, kind[:, None]).astype(np.int8)
-        seats[kind == 0] = CURRENT  # "self" tables
-        self.seat_kind[i][games] = seats
-        self.table_kind[i][games] = kind
 
 
 def seat_gae(values, reward, next_row, step_offsets, gamma: float, lam: float) -> np.ndarray:
@@ -544,7 +509,8 @@ def main(argv=None) -> dict:
         saved = resumed["args"]
         known = {f.name for f in dataclasses.fields(Args)}
         args = Args(**{**{k: v for k, v in saved.items() if k in known},
-                       **{k: getattr(args, k) for k in RESUME_OVERRIDES if k in given}})
+                       **{k: getattr(args, k) for k in RESUME_OVERRIDES if k in given},
+                       **{k: getattr(args, k) for k in PLACEMENT}})
         try:
             check_args(args)
         except ValueError as error:
@@ -555,6 +521,15 @@ def main(argv=None) -> dict:
                  f"{args.total_decisions:,} in all: give a larger --total-decisions to train on")
     elif checkpoint_path.exists():
         fail(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
+    workers = None  # --ray: the rollout workers (Ray actors), before any other work
+    if args.ray is not None:
+        from spoilfive_integrations.ray_training import RolloutWorkers
+
+        try:
+            workers = RolloutWorkers(dataclasses.asdict(args), parse_weights(args.league), args.workers, args.ray,
+                                     say=lambda text: print(text, file=sys.stderr, flush=True))
+        except ValueError as error:
+            fail(str(error))
     try:
         (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -584,20 +559,12 @@ def main(argv=None) -> dict:
     if resumed is not None:
         net.load_state_dict(resumed["state_dict"])
         optimizer.load_state_dict(resumed["optimizer"])
-    opponent_net = PolicyNet(hidden=hidden, critic=args.critic, encoding=args.encoding).to(device).eval()  # snapshot seats
-    baselines = {kind: load_agent(name, seed=args.seed + kind)
-                 for kind, name in BASELINES.items()}
-    tables = Tables(args, league)
-    # Rollout buffers, one row per current-policy decision; a seat decides at most 7 times
-    # in a hand (rob, five cards, the jink choice). bf16 observations lose nothing that
-    # the bf16 network would see.
-    capacity = sum(c.batch_size * c.num_players for c in tables.cores) * args.hands_per_game * 7
-    buf_obs = torch.zeros(capacity, OBS_DIM, dtype=torch.bfloat16 if bf16 else torch.float32, device=device)
-    buf_mask = torch.zeros(capacity, NUM_ACTIONS, dtype=torch.bool, device=device)
+    # ---- the rollout: the tables (one core per size), the league, the current policy acting
+    # (spoilfive_integrations/selfplay.py); in this process, or shares of the games on Ray workers
+    rollout = SelfPlayRollout(dataclasses.asdict(args), league, device=device, bf16=bf16, net=net) \
+        if workers is None else None
     omniscient = args.critic == "omniscient"
-    buf_holder = torch.zeros(capacity if omniscient else 1, NUM_CARDS, dtype=torch.int8, device=device)
-    buf_action = torch.zeros(capacity, dtype=torch.long, device=device)
-    buf_logp = torch.zeros(capacity, dtype=torch.float32, device=device)
+    obs_dtype = torch.bfloat16 if bf16 else torch.float32  # bf16 loses nothing the bf16 network would see
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)  # noqa: E731
 
     from torch.utils.tensorboard import SummaryWriter
@@ -635,7 +602,8 @@ def main(argv=None) -> dict:
         save_checkpoint(run_dir / "snapshots" / "iter_000000.pt", net, dataclasses.asdict(args), progress)
 
     # ---- the announcement: where the run goes, on what, and what stops it
-    sizes = [c.num_players for c in tables.cores]
+    sizes = list(range(args.min_players, args.max_players + 1))
+    per_size = split_games(args.num_games, sizes, 1)[0][0]
     if resumed is None:
         say(f"Training run {run_dir} (new; {shell_words(*resume_words)} continues it later)")
     else:
@@ -650,8 +618,8 @@ def main(argv=None) -> dict:
     update_threads = (f"{args.torch_threads} (--torch-threads)" if args.torch_threads else
                       f"auto, the faster of 1 and {cores} (timed every 50 iterations)" if auto_threads else "1")
     say(f"  torch threads: rollout 1, PPO update {update_threads}")
-    say(f"  tables: {sum(c.batch_size for c in tables.cores):,} games stepped together, "
-        f"{tables.cores[0].batch_size:,} at each of {', '.join(map(str, sizes))} players; league "
+    say(f"  tables: {per_size * len(sizes):,} games stepped together, "
+        f"{per_size:,} at each of {', '.join(map(str, sizes))} players; league "
         + ", ".join(f"{kind} {100 * w:.0f}%" for kind, w in zip(TABLE_KINDS, league) if w))
     limit = (f" or after {args.time_limit:g} {'more ' if resumed is not None else ''}minute"
              f"{'s' if args.time_limit != 1 else ''}, whichever comes first" if args.time_limit else "")
@@ -662,6 +630,8 @@ def main(argv=None) -> dict:
     if evals or final:
         say(f"  checks one policy seat against spoiler tables at {args.eval_players} players "
             + " and ".join(filter(None, (evals, final))))
+    if workers is not None:
+        say(f"  rollouts: {workers.describe()}")
     say(f"  watch it: tensorboard --logdir {shlex.quote(str(args.runs_dir))}")
 
     timers = defaultdict(float)
@@ -711,146 +681,31 @@ def main(argv=None) -> dict:
             optimizer.param_groups[0]["lr"] = max(frac, 0.05) * args.learning_rate
         gen.manual_seed(args.seed * 1_000_003 + iteration)
 
-        # ---- the league: a frozen snapshot for this iteration's snapshot seats
+        # ---- the league and the rollout: a frozen snapshot for this iteration's snapshot seats, then
+        # every game plays its hands; rows are the current policy's decisions, each linked to the
+        # same seat's next one or carrying the hand's equity (spoilfive_integrations/selfplay.py)
         t0 = time.perf_counter()
         snapshots = snapshot_files()
         pick = snapshots[np.random.default_rng([args.seed, iteration, 7]).integers(len(snapshots))]
-        opponent_net.load_state_dict(torch.load(pick, map_location=device, weights_only=True)["state_dict"])
-        tables.start_rollout([args.seed, iteration])
-        timers["env"] += time.perf_counter() - t0
-
-        # ---- rollout: every game plays its hands; rows are the current policy's decisions
-        torch.set_num_threads(1)
-        net.eval()
-        N = 0  # rows written to the buffers this iteration
-        decisions = 0
-        link_prev, link_next, reward_rows, reward_values = [], [], [], []
-        step_offsets = [0]
-        stats = defaultdict(float)
-        with torch.inference_mode():
-            while not stop.requested:
-                # what every live game needs: mask, observation, who acts, which rows are whose
-                t0 = time.perf_counter()
-                per_core = []
-                start = N
-                for i, core in enumerate(tables.cores):
-                    live = core.phase != PHASE_DONE
-                    if not live.any():
-                        per_core.append(None)
-                        continue
-                    mask = core.legal_mask()
-                    obs = core.observe()
-                    cur = core.current.astype(np.int64)
-                    kind = tables.seat_kind[i][core._all, cur]
-                    decide = live & (mask.sum(axis=1) > 1)
-                    actions = mask.argmax(axis=1)  # forced moves (finished games' are ignored)
-                    mine = np.flatnonzero(decide & (kind == CURRENT))
-                    k = len(mine)
-                    if k:  # the current policy's rows go straight into the buffers
-                        seats = cur[mine]
-                        buf_obs[N: N + k] = torch.from_numpy(obs[mine])
-                        buf_mask[N: N + k] = torch.from_numpy(mask[mine])
-                        if omniscient:  # every hand, from this seat: the critic's extra input
-                            holder = core.holder[mine].astype(np.int16)
-                            rel = np.where(holder >= 0, (holder - seats[:, None]) % core.num_players, -1)
-                            buf_holder[N: N + k] = torch.from_numpy(rel.astype(np.int8))
-                        rows = np.arange(N, N + k)
-                        prev = tables.last_row[i][mine, seats]
-                        linked = prev >= 0
-                        link_prev.append(prev[linked])
-                        link_next.append(rows[linked])
-                        tables.last_row[i][mine, seats] = rows
-                        N += k
-                    per_core.append((mask, obs, kind, decide, actions, mine))
-                    decisions += int(live.sum())
-                timers["env"] += time.perf_counter() - t0
-                if N == start and all(p is None for p in per_core):
-                    break
-
-                # the current policy: one forward pass over its rows of every core
-                t0 = time.perf_counter()
-                if N > start:
-                    with autocast():
-                        dist = net.distribution(buf_obs[start:N], buf_mask[start:N])
-                    action_t = dist.sample(gen)
-                    buf_action[start:N] = action_t
-                    buf_logp[start:N] = dist.log_prob(action_t)
-                    chosen = action_t.cpu().numpy()
-                    at = 0
-                    for p in per_core:
-                        if p is not None and len(p[5]):
-                            p[4][p[5]] = chosen[at: at + len(p[5])]
-                            at += len(p[5])
-                timers["policy"] += time.perf_counter() - t0
-
-                # opponents: snapshot seats by the frozen network, baselines by their agents
-                t0 = time.perf_counter()
-                for kind_id in (SNAPSHOT, SPOILER, GREEDY, RANDOM):
-                    idx = [np.flatnonzero(p[3] & (p[2] == kind_id)) if p is not None else None for p in per_core]
-                    if not sum(len(g) for g in idx if g is not None):
-                        continue
-                    o = np.concatenate([p[1][g] for p, g in zip(per_core, idx) if p is not None])
-                    m = np.concatenate([p[0][g] for p, g in zip(per_core, idx) if p is not None])
-                    if kind_id == SNAPSHOT:
-                        with autocast():
-                            d = opponent_net.distribution(torch.from_numpy(o).to(device), torch.from_numpy(m).to(device))
-                        chosen = d.sample(gen).cpu().numpy()
-                    else:
-                        chosen = baselines[kind_id].act_batch(o, m)
-                    at = 0
-                    for p, g in zip(per_core, idx):
-                        if p is not None:
-                            p[4][g] = chosen[at: at + len(g)]
-                            at += len(g)
-                timers["opponents"] += time.perf_counter() - t0
-
-                # step every core; a finished hand's equity goes to each seat's last row
-                t0 = time.perf_counter()
-                for i, (core, p) in enumerate(zip(tables.cores, per_core)):
-                    if p is None:
-                        continue
-                    rewards, done = core.step(p[4])
-                    if not done.any():
-                        continue
-                    d = np.flatnonzero(done)
-                    last = tables.last_row[i][d]
-                    got = last >= 0
-                    reward_rows.append(last[got])
-                    reward_values.append(rewards[d][got])
-                    tables.last_row[i][d] = -1
-                    # statistics of the finished hands
-                    seat_kind, table_kind = tables.seat_kind[i][d], tables.table_kind[i][d]
-                    current = seat_kind == CURRENT
-                    for kid in range(1, len(TABLE_KINDS)):
-                        sel = table_kind == kid
-                        stats[f"eq_sum_{kid}"] += float((rewards[d][sel] * current[sel]).sum())
-                        stats[f"eq_n_{kid}"] += float(current[sel].sum())
-                    selfplay = table_kind == 0
-                    stats["self_hands"] += float(selfplay.sum())
-                    stats["self_spoils"] += float((core.last_winner[d][selfplay] == -1).sum())
-                    stats["hands"] += len(d)
-                    again = d[tables.hands_left[i][d] > 0]
-                    if len(again):
-                        tables.deal(i, again)
-                step_offsets.append(N)
-                timers["env"] += time.perf_counter() - t0
-        if stop.requested:  # an unfinished rollout is dropped: the weights are those of the last iteration
+        snapshot = torch.load(pick, map_location="cpu", weights_only=True)["state_dict"]
+        if workers is None:
+            batch = rollout.collect(iteration, snapshot=snapshot, stop=stop)
+        else:  # new weights and the snapshot go to every worker through Ray's object store
+            batch = workers.collect(net, iteration, snapshot, stop=stop)
+            timers["rollout"] += time.perf_counter() - t0
+        if batch is None:  # Ctrl-C: the unfinished rollout is dropped; the weights are those of the last iteration
             break
+        for name, seconds in batch.timers.items() if workers is None else ():
+            timers[name] += seconds
+        N, decisions, stats = len(batch), batch.decisions, defaultdict(float, batch.stats)
 
         # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
         t0 = time.perf_counter()
-        next_row = np.full(N, -1, np.int64)
-        if link_prev:
-            next_row[np.concatenate(link_prev)] = np.concatenate(link_next)
-        reward = np.zeros(N, np.float32)
-        assigned = np.zeros(N, bool)
-        if reward_rows:
-            rr = np.concatenate(reward_rows)
-            reward[rr] = np.concatenate(reward_values)
-            assigned[rr] = True
-        b_obs, b_mask = buf_obs[:N], buf_mask[:N]
-        b_holder = buf_holder[:N] if omniscient else None
-        b_actions, b_logp = buf_action[:N], buf_logp[:N]
+        next_row, reward, assigned, step_offsets = batch.next_row, batch.reward, batch.assigned, batch.step_offsets
+        b_obs = torch.from_numpy(batch.obs).to(device, obs_dtype)
+        b_mask = torch.from_numpy(batch.mask).to(device)
+        b_holder = torch.from_numpy(batch.holder).to(device) if omniscient else None
+        b_actions, b_logp = torch.from_numpy(batch.action).to(device), torch.from_numpy(batch.logp).to(device)
         values = np.empty(N, np.float32)
         with torch.inference_mode(), autocast():
             for s in range(0, N, 16384):
@@ -976,6 +831,8 @@ def main(argv=None) -> dict:
             bar.update(decisions)
             bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
     stop.__exit__()
+    if workers is not None:
+        workers.close()
 
     # ---- the end: save, final evaluation, learning curve, time report
     if bar is not None:
@@ -984,7 +841,8 @@ def main(argv=None) -> dict:
     interrupted = stop.requested
     session_seconds = time.time() - session_start
     summary = {"run_dir": str(run_dir), "progress": dict(progress), "precision": "bf16" if bf16 else "fp32",
-               "device": str(device), "interrupted": interrupted}
+               "device": str(device), "interrupted": interrupted,
+               "ray_workers": args.workers if workers is not None else 0}
     if args.final_eval_deals and not interrupted and progress["iteration"]:
         t0 = time.perf_counter()
         say(f"Final check against spoiler tables ({args.final_eval_deals:,} deals at {args.eval_players} players; "

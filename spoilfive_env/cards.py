@@ -1,7 +1,7 @@
 """Cards: the canonical index, text forms and the strength tables of Spoil Five.
 
 ``card = 13 * suit + rank`` with suits in bridge order ``C=0, D=1, H=2, S=3`` and ranks
-``A=0, 2=1, ..., 10=9, J=10, Q=11, K=12`` (CONTRACT.md). So ``AC=0``, ``AH=26``, ``5H=30``,
+``A=0, 2=1, ..., 10=9, J=10, Q=11, K=12`` (README, "Cards and actions"). So ``AC=0``, ``AH=26``, ``5H=30``,
 ``KS=51``. Every other module converts to and from text only through this one.
 
 Strength tables are indexed ``[trump_suit, card]`` so that a trick is decided by a gather
@@ -103,7 +103,7 @@ def rank_of(card: int) -> int:
     return card % NUM_RANKS
 
 
-# Orders from RULES.md, highest first, as rank indices within the suit.
+# Orders from docs/rules.md, highest first, as rank indices within the suit.
 _TRUMP_ORDER_BLACK = [FIVE, JACK, "AH", ACE, KING, QUEEN, 1, 2, 3, 5, 6, 7, 8, TEN]
 _TRUMP_ORDER_DIAMONDS = [FIVE, JACK, "AH", ACE, KING, QUEEN, TEN, 8, 7, 6, 5, 3, 2, 1]
 _TRUMP_ORDER_HEARTS = [FIVE, JACK, ACE, KING, QUEEN, TEN, 8, 7, 6, 5, 3, 2, 1]

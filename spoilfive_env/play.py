@@ -5,7 +5,7 @@ to play against, and :mod:`agents` sits above this package: an import of it from
 inside a function, would make the environment depend on the layers built on it. So this module
 only looks the game up by its declared entry point, the ``spoilfive-play`` console script of
 ``pyproject.toml`` (``[project.scripts]``), with :func:`importlib.metadata.entry_points`, and
-runs it. The command keeps the name CONTRACT.md gives it, and the package graph stays
+runs it. The command keeps its documented name (README), and the package graph stays
 one-directional: the environment names a command, never a module above it.
 """
 

@@ -33,7 +33,7 @@ def make_aec_env(max_cycles: int | None = None, **kwargs):
 
     ``pettingzoo.make(..., max_cycles=K)`` passes ``max_cycles`` on to the entry point. A hand
     always ends within a bounded number of moves and a game within ``max_hands`` hands
-    (RULES.md), so there is no cycle cap to apply; ``-1`` (PettingZoo's "none") is accepted.
+    (docs/rules.md), so there is no cycle cap to apply; ``-1`` (PettingZoo's "none") is accepted.
     """
     if max_cycles is not None and max_cycles != -1:
         raise ValueError(

@@ -23,7 +23,7 @@ info                     ``"action_mask"``, ``"seat"``; when the episode ends al
                          ``"penalty"`` (bool) under ``illegal_action="penalty"``
 illegal action           ``"raise"`` (default): ``ValueError`` naming the action, the seat and the
                          legal actions; nothing changes. ``"penalty"``: the seeds' penalty
-                         (RULES.md): the learner forfeits his interest in the pool, the hand ends
+                         (docs/rules.md): the learner forfeits his interest in the pool, the hand ends
                          and the episode terminates with the reward of a lost hand (below)
 version                  v0, the first release
 =======================  ====================================================================

@@ -20,7 +20,7 @@ cost is paid once per batch and the module's forward pass sees all the batch's a
 
 RLlib's environment pre-check steps ``action_space.sample()``, unmasked. With the default
 ``illegal_action="penalty"`` the check passes: an illegal action ends that game's hand
-with the seeds' penalty (RULES.md), the one the Gymnasium env gives
+with the seeds' penalty (docs/rules.md), the one the Gymnasium env gives
 (:meth:`spoilfive_integrations.vector.LearnerBatch.penalty_rewards`): the offender's reward is
 that of a lost hand, his antes and (under ``"equity"``) his share of the pool as the hand
 began; every other seat gets 0. The masking module never plays one (the env's

@@ -142,7 +142,7 @@ class LearnerBatch:
                 + ", ".join(f"{a} ({action_str(a)})" for a in legal))
 
     def penalty_rewards(self, rows: np.ndarray) -> np.ndarray:
-        """The learner's reward when he forfeits his interest in the pool (RULES.md's penalty).
+        """The learner's reward when he forfeits his interest in the pool (the seeds' penalty, docs/rules.md).
 
         The hand is scored as if it ended now with nothing of the pool his: under ``"chips"``
         his chip change in the hand (his antes), under ``"equity"`` that minus his even share

@@ -117,7 +117,8 @@ def test_render_ansi_shows_the_table_and_only_the_viewers_hand():
 def test_render_without_mode_warns_and_returns_none():
     game = env(num_players=3)
     game.reset(seed=0)
-    assert game.render() is None
+    with pytest.warns(UserWarning, match="render\\(\\) called without a render_mode"):
+        assert game.render() is None
 
 
 # ---------------------------------------------------------------- the contract

@@ -98,68 +98,94 @@ _START = {name: s.start for name, s in SLICES.items()}
 
 
 _SEAT_BLOCKS = ("to_act", "leader", "dealer", "robber", "declined", "jinker")
-_CARD_BLOCKS = ("own_discard", "turnup", "led_card")
-_BLOCK_STARTS = np.array([SLICES[name].start for name in (*_SEAT_BLOCKS, *_CARD_BLOCKS, "trump", "phase", "trick_number")],
-                         np.int16)[:, None]
+_VALUE_BLOCKS = ("own_discard", "turnup", "led_card", "trump", "phase", "trick_number")
+_SCATTER_LAYOUTS: dict = {}
+
+
+def _scatter_layout(core) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """The rows of the one scatter at this table, cached by (table size, partnerships, mode).
+
+    Returns the start column of each row's block (0 for the constant rows, which hold their
+    column), a sink column, ``arange(n)`` and a table for ``% n``. The sink is the ``table_size`` column of another
+    table size: always 0 at this table, so an absent value (seat or card -1) writes its 0 there.
+    """
+    n, partnerships, game_mode = core.num_players, core.rules.partnerships, core.mode == "game"
+    key = (n, partnerships, game_mode)
+    if key not in _SCATTER_LAYOUTS:
+        constant = [_START["table_size"] + n - MIN_PLAYERS, *range(_START["seat_present"], _START["seat_present"] + n)]
+        if partnerships:  # teams alternate, so relative seat k is a teammate when k is even
+            constant += range(_START["teammates"], _START["teammates"] + n, 2)
+        if game_mode:
+            constant.append(_START["hand_place"] + 2)
+        starts = [*(_START[name] for name in _SEAT_BLOCKS), *[_START["trick_seats"]] * n,
+                  *(_START[name] for name in _VALUE_BLOCKS), *[_START["trick_cards"]] * n, *[0] * len(constant)]
+        sink = _START["table_size"] + (1 if n == MIN_PLAYERS else 0)
+        # seat_mod.take(k) is k % n for k in -2n .. 2n-1: a gather costs a fraction of an int16 modulo.
+        seat_mod = (np.arange(2 * n) % n).astype(np.int16)
+        _SCATTER_LAYOUTS[key] = (np.array(starts, np.int16)[:, None], np.array(constant, np.int16)[:, None], sink,
+                                 np.arange(n, dtype=np.int16), seat_mod)
+    return _SCATTER_LAYOUTS[key]
 
 
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
 
-    Every one-hot block is written by one scatter: a block with no value (seat or card -1)
-    writes a 0 into its own first column, which no other block touches.
+    One scatter writes every one-hot block, the current trick (its cards and the relative
+    seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:
+    few operations whatever the batch size. An absent value (seat or card -1) writes its 0
+    into a sink column that is 0 at this table anyway.
     """
     B, n = core.batch_size, core.num_players
+    starts, constant, sink, seat_range, seat_mod = _scatter_layout(core)
     rows = core._all
     obs = np.zeros((B, OBS_DIM), np.float32)
     seats16 = seats.astype(np.int16)
-    absolute = (seats16[:, None] + np.arange(n, dtype=np.int16)) % n  # (B, n) seat of relative k
+    absolute = seat_mod.take(seats16[:, None] + seat_range)  # (B, n) seat of relative k
     col = rows[:, None]
 
-    # One scatter for every one-hot block: rows of (column, value) pairs.
-    k_seat, k_card = len(_SEAT_BLOCKS), len(_CARD_BLOCKS)
-    values = np.empty((k_seat + k_card + 3, B), np.int16)
+    # Rows: seat blocks, trick seats (n), value blocks, trick cards (n), constant columns.
+    k_seat = len(_SEAT_BLOCKS)
+    relative = k_seat + n  # rows holding absolute seats or trick positions, made relative below
+    first_value, first_card = relative, relative + len(_VALUE_BLOCKS)
+    values = np.empty((len(starts), B), np.int16)
     values[0] = np.where(core.phase != PHASE_DONE, core.current, -1)
     values[1] = core.leader
     values[2] = core.dealer
     values[3] = core.robber
     values[4] = core.declined_by
     values[5] = core.jinker
-    values[6] = np.where(core.robber == seats, core.discard, -1)
-    values[7] = core.turnup
-    values[8] = core.led_card
-    values[9] = core.trump
+    values[k_seat: relative] = seat_range[:, None] + (core.leader - seats16)  # seat at each trick position
+    values[first_value] = np.where(core.robber == seats, core.discard, -1)
+    values[first_value + 1] = core.turnup
+    values[first_value + 2] = core.led_card
+    values[first_value + 3] = core.trump
     # The ace holder's turn to rob is shown as play to the others: it would name the holder.
     others_rob = (core.phase == PHASE_ROB) & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
-    values[10] = np.where(others_rob, PHASE_PLAY, core.phase)
-    values[11] = core.trick_number
+    values[first_value + 4] = np.where(others_rob, PHASE_PLAY, core.phase)
+    values[first_value + 5] = core.trick_number
+    values[first_card: first_card + n] = core.trick_cards[:, :n].T
+    values[first_card + n:] = constant
     present = values >= 0
-    columns = np.maximum(values, 0)
-    columns[:k_seat] = (columns[:k_seat] - seats16) % n * present[:k_seat]
-    columns += _BLOCK_STARTS
-    obs[rows, columns] = present
+    present[k_seat: relative] = present[first_card: first_card + n]
+    values[:k_seat] -= seats16
+    values[:relative] = seat_mod.take(values[:relative])
+    values += starts
+    # A flat index scatters faster than a (rows, columns) pair.
+    obs.reshape(-1)[np.where(present, values, sink) + rows * OBS_DIM] = present
 
     obs[:, SLICES["hand"]] = core.holder == seats[:, None]
     played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
     played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]
-    g, position = np.nonzero(core.trick_cards[:, :n] >= 0)
-    obs[g, _START["trick_cards"] + core.trick_cards[g, position].astype(np.intp)] = 1.0
-    obs[g, _START["trick_seats"] + (core.leader[g].astype(np.int16) + position - seats16[g]) % n] = 1.0
     obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won[col, absolute] / TRICKS_TO_WIN
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
     voids[:, :n] = core.void[col, absolute]
     obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
-    obs[:, _START["table_size"] + n - MIN_PLAYERS] = 1.0
-    obs[:, _START["seat_present"]: _START["seat_present"] + n] = 1.0
-    if core.rules.partnerships:  # teams alternate, so relative seat k is a teammate when k is even
-        obs[:, _START["teammates"]: _START["teammates"] + n: 2] = 1.0
     obs[:, _START["pool"]] = core.pool / CHIP_SCALE
     obs[:, _START["chips"]: _START["chips"] + n] = core.chips[col, absolute] / CHIP_SCALE
     if core.mode == "game":
         place = _START["hand_place"]
         obs[:, place] = core.hand_index / core.rules.num_hands
         obs[:, place + 1] = core.hand_index >= core.rules.num_hands
-        obs[:, place + 2] = 1.0
     return obs
 
 

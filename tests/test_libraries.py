@@ -1,0 +1,275 @@
+"""The libraries' own doors into the environment: SB3, RLlib, TorchRL, Tianshou and CleanRL.
+
+Each library is used the way its own docs use a Gymnasium or PettingZoo environment, with
+this project's documented call; the runs are short, and the ones that must learn are checked
+against ``random`` with a confidence interval, never against a speed.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import spoilfive_env
+from agents.evaluate import evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def load_example(name: str):
+    """Import ``examples/<name>.py`` as a module (the examples folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("module_name", ["spoilfive_integrations.sb3", "spoilfive_integrations.rllib"])
+def test_docstring_examples(module_name):
+    module = importlib.import_module(module_name)
+    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# ---------------------------------------------------------------------- SB3 / sb3-contrib
+def test_maskable_ppo_runs_on_the_registered_single_seat_env_with_no_wrapper():
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    env = gymnasium.make("spoilfive/SpoilFive-v0", num_players=3, opponents="random")  # illegal_action="raise"
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+    vec_env = model.get_env()
+    assert is_masking_supported(vec_env)
+    observation = vec_env.reset()
+    masks = get_action_masks(vec_env)
+    assert masks.shape == (1, spoilfive_env.NUM_ACTIONS) and masks.dtype == bool
+    assert np.array_equal(masks[0], env.unwrapped.action_masks())
+    model.learn(256)  # an illegal action would raise in "raise" mode
+    action, _ = model.predict(observation, action_masks=masks)
+    assert masks[0, action[0]]
+
+
+def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random", seed=3)
+    observations = venv.reset()
+    rng = np.random.default_rng(0)
+    seen_done = 0
+    for _ in range(40):
+        masks = get_action_masks(venv)
+        assert np.array_equal(masks, venv.action_masks()) and masks.any(axis=1).all()
+        actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        before = venv.core.subset(np.arange(16))
+        observations, rewards, dones, infos = venv.step(actions)
+        assert observations.shape == (16, spoilfive_env.OBS_DIM) and rewards.shape == (16,)
+        for game in np.flatnonzero(dones):
+            seen_done += 1
+            assert infos[game]["terminal_observation"].shape == (spoilfive_env.OBS_DIM,)
+            assert not np.array_equal(infos[game]["terminal_observation"], observations[game])
+            assert venv.core.trick_number[game] == 0  # the returned row is the new hand's start
+        assert all("terminal_observation" not in infos[game] for game in np.flatnonzero(~dones))
+        assert before.batch_size == 16
+    assert seen_done > 16
+
+    again = SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random")
+    again.seed(3)
+    assert np.array_equal(again.reset(), SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random",
+                                                            seed=3).reset())
+
+
+def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_opponents():
+    from sb3_contrib import MaskablePPO
+
+    from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=8, num_players=4, opponents="random", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, n_epochs=1, seed=0)
+    callback = SelfPlayCallback(refresh_steps=8)
+    model.learn(256, callback=callback)
+    assert callback.snapshots == 1 + 256 // (8 * 8)
+    assert all(agent.name.startswith("snapshot") for agent in venv.batch.lineup.agents)
+
+    agent = SB3PolicyAgent(model.policy, seed=1)
+    core = spoilfive_env.SpoilFiveCore(64, rules=spoilfive_env.Rules(num_players=4), seed=2)
+    masks = core.legal_mask()
+    actions = agent.act_batch(core.observe(), masks)
+    assert masks[np.arange(64), actions].all()
+    assert np.array_equal(actions, SB3PolicyAgent(model.policy, seed=1).act_batch(core.observe(), masks))
+    with pytest.raises(ValueError, match="refresh_steps"):
+        SelfPlayCallback(refresh_steps=0)
+
+
+def test_short_maskable_ppo_run_on_the_batched_vec_env_beats_random():
+    from sb3_contrib import MaskablePPO
+
+    from spoilfive_integrations.sb3 import SB3PolicyAgent, SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=128, num_players=4, opponents="random", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=1024, n_epochs=4, learning_rate=1e-3,
+                        gamma=1.0, ent_coef=0.01, seed=0)
+    model.learn(100_000)
+    agent = SB3PolicyAgent(model.policy, greedy=True, name="sb3")
+    figures = evaluate([agent, "random"], num_players=4, deals=500, seed=11)["agents"]["sb3"]
+    # 2,000 hands: the 95% interval must lie above zero (an untrained policy is at 0 on average).
+    assert figures["mean_equity"] - figures["equity_ci95"] > 0, figures
+
+
+# ---------------------------------------------------------------------- RLlib
+def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to_act():
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 8, "num_players": 3, "illegal_action": "raise", "seed": 5})
+    observations, _ = env.reset(seed=5)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    ended = set()
+    rng = np.random.default_rng(1)
+    done = False
+    while not done:
+        games = [int(aid[1:].split("_")[0]) for aid in observations]
+        assert len(games) == len(set(games))  # one seat to act per game
+        assert not set(games) & ended
+        actions = {aid: int(rng.choice(np.flatnonzero(obs["action_mask"]))) for aid, obs in observations.items()}
+        observations, rewards, terminateds, truncateds, _ = env.step(actions)
+        assert set(actions) <= set(rewards)  # RLlib needs a reward for every agent that acted
+        for aid, reward in rewards.items():
+            totals[aid] += reward
+        ended |= {int(aid[1:].split("_")[0]) for aid in terminateds if aid != "__all__"}
+        done = terminateds["__all__"]
+    assert ended == set(range(8))
+    per_game = np.array([[totals[f"g{g}_p{s}"] for s in range(3)] for g in range(8)])
+    assert np.allclose(per_game.sum(axis=1), 0.0)  # equity of a hand sums to zero at every table
+    assert np.abs(per_game).sum() > 0
+
+    env.reset()
+    observations, _ = env.reset()
+    aid = next(iter(observations))
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step({aid: int(np.flatnonzero(observations[aid]["action_mask"] == 0)[0])})
+    with pytest.raises(ValueError, match="num_games"):
+        SpoilFiveMultiAgentEnv({"num_games": 0})
+
+
+def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 4, "seed": 0})
+    observations, _ = env.reset(seed=0)
+    offender = next(iter(observations))
+    illegal = int(np.flatnonzero(observations[offender]["action_mask"] == 0)[0])
+    observations, rewards, terminateds, _, _ = env.step({offender: illegal})
+    game = offender.split("_")[0]
+    assert rewards[offender] == -1.0  # the ante of a hand with an empty pool before it
+    assert all(terminateds[f"{game}_p{s}"] for s in range(4))
+    assert not any(aid.startswith(game + "_") for aid in observations)
+    assert env.illegal_actions == 1 and not terminateds["__all__"]
+
+
+@pytest.mark.slow
+def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_no_illegal_action():
+    import ray
+
+    example = load_example("rllib_ppo")
+    args = example.parse_args(["--num-games", "16", "--batch-size", "512", "--minibatch-size", "256",
+                               "--epochs", "1", "--hidden", "32", "32"])
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = example.build_config(args).build_algo()  # runs RLlib's env pre-check (unmasked samples)
+        env = algo.env_runner.env.envs[0].unwrapped
+        after_check = env.illegal_actions
+        result = algo.train()
+        assert sum(result["env_runners"]["num_module_steps_sampled"].values()) >= 512
+        assert env.illegal_actions == after_check  # the masking module never plays an illegal action
+        agent = example.policy_agent(algo.get_module(example.SHARED_POLICY))
+        assert evaluate([agent, "random"], num_players=4, deals=5, seed=0)["hands"] == 20
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+# ---------------------------------------------------------------------- TorchRL
+def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_as_it_is():
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType, check_env_specs
+
+    env = PettingZooWrapper(env=spoilfive_env.env(num_players=4), use_mask=True,
+                            group_map=MarlGroupMapType.ALL_IN_ONE_GROUP, seed=0)
+    check_env_specs(env)
+    rollout = env.rollout(120, break_when_any_done=False)  # random actions from the masked spec
+    acted = rollout["agents", "mask"]
+    assert (acted.sum(-1) == 1).all()  # exactly one seat acts per step
+    legal = rollout["agents", "action_mask"].gather(-1, rollout["agents", "action"].unsqueeze(-1)).squeeze(-1)
+    assert legal[acted].all()
+    assert rollout["next", "done"].any()
+
+
+def test_torchrl_example_trains_and_evaluates():
+    example = load_example("torchrl_ppo")
+    assert example.main(["--iterations", "2", "--frames-per-batch", "128", "--minibatch-size", "64",
+                         "--hidden", "32", "--eval-deals", "5"]) == 0
+
+
+# ---------------------------------------------------------------------- Tianshou
+def test_tianshou_collector_respects_masks_and_every_seat_gets_its_hand_result():
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    example = load_example("tianshou_pg")
+    players = 5
+    env = PettingZooEnv(spoilfive_env.env(num_players=players))
+    actor = example.MaskedActor(32)
+    policy = example.DiscreteActorPolicy(actor=actor, action_space=env.action_space,
+                                         observation_space=env.observation_space)
+    shared = example.Reinforce(policy=policy, gamma=1.0, optim=example.AdamOptimizerFactory(lr=1e-3))
+    algorithm = example.HandRewardsToEverySeat(algorithms=[shared] * players, env=env)
+    buffer = VectorReplayBuffer(2000, 1)
+    collector = Collector(algorithm, DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))]),
+                          buffer)
+    with policy_within_training_step(algorithm.policy):
+        result = collector.collect(n_episode=4, reset_before_collect=True)  # the AEC env raises on an illegal action
+    assert result.n_collected_episodes == 4
+    batch, indices = buffer.sample(0)
+    hand_rewards = np.asarray(batch.rew)[np.asarray(batch.terminated)]
+    processed = algorithm._preprocess_batch(batch, buffer, indices)
+    for agent, seat in env.agent_idx.items():
+        own = processed[agent]
+        assert int(np.sum(own.terminated)) == 4  # one terminal decision per hand for every seat
+        assert np.allclose(np.asarray(own.rew)[np.asarray(own.terminated)], hand_rewards[:, seat])
+        assert np.allclose(own.returns[own.terminated], hand_rewards[:, seat])
+
+
+def test_tianshou_example_trains_and_evaluates():
+    example = load_example("tianshou_pg")
+    assert example.main(["--num-players", "3", "--iterations", "2", "--episodes", "4", "--hidden", "32",
+                         "--eval-deals", "5"]) == 0
+
+
+# ---------------------------------------------------------------------- CleanRL
+def test_cleanrl_script_runs_as_a_subprocess(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "cleanrl_ppo.py"), "--total-timesteps", "1024", "--num-envs", "16",
+         "--num-steps", "16", "--eval-deals", "5"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "iteration   4" in completed.stdout and "vs 3 x spoiler" in completed.stdout
+    assert any((tmp_path / "runs").iterdir())  # TensorBoard events

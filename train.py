@@ -1,8 +1,9 @@
 """Self-play PPO for Spoil Five on the vectorised core (one file, read top to bottom).
 
-    python train.py                      # the default run: ~20 minutes on 2 CPU cores
+    python train.py --time-limit 5       # a quick run: 5 minutes
+    python train.py                      # the default run: about 20 minutes on 2 CPU cores, up to 40 on a busy one
     python train.py --help               # every option, with its help
-    python train.py --resume             # continue runs/<run name> from its checkpoint
+    python train.py --resume             # continue runs/<run name> from its checkpoint (Ctrl-C saves one)
     tensorboard --logdir runs            # watch it
 
 What happens (the signposts in ``main`` follow this list):

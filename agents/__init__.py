@@ -12,9 +12,13 @@
   optionally with keyword options after colons: ``"pimc:samples=64:rollout=spoiler"``;
 * a checkpoint path (anything ending ``.pt``, or an existing file), loaded by
   :func:`agents.policy.load_policy_agent`;
-* the name of a checkpoint shipped in ``agents/checkpoints/<name>.pt`` (e.g. ``"ppo"``).
+* the name of a checkpoint shipped in ``agents/checkpoints/<name>.pt`` (e.g. ``"ppo"``);
+* a search agent built on a shipped policy (:data:`POLICY_SEARCH`: ``"pimc_ppo"``, the
+  determinised search of :mod:`agents.pimc_policy`), also with options (``"pimc_ppo:samples=32"``);
+* ``"best"``: the strongest agent the repository ships (:data:`BEST`), whatever its own name.
 
-torch is imported only when a checkpoint is loaded, so the baselines work without it.
+torch is imported only when a checkpoint or a policy search is loaded, so the baselines work
+without it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ REGISTRY: dict[str, type[Agent]] = {
 """Built-in agents by name. ``oracle`` cheats (it reads every hand): measurement only."""
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+
+POLICY_SEARCH: dict[str, str] = {"pimc_ppo": "ppo"}
+"""Search agents whose rollouts a shipped policy plays, by name -> that checkpoint's name
+(:class:`agents.pimc_policy.PolicyPIMCAgent`; torch is imported when one is asked for)."""
+
+BEST = "pimc_ppo"
+"""The strongest shipped agent, what ``load_agent("best")`` returns (measured in the README's
+leaderboard and strength tables)."""
 
 
 def shipped_checkpoints() -> list[str]:
@@ -91,14 +103,24 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed)
     name, *option_texts = spec.split(":")
-    if name in REGISTRY:
+    if name == "best":
+        name, *best_options = BEST.split(":")
+        option_texts = best_options + option_texts
+    if name in REGISTRY or name in POLICY_SEARCH:
         for text in option_texts:
             key, sep, value = text.partition("=")
             if not sep or not key:
                 raise ValueError(f"agent option {text!r} in {spec!r} must look like key=value")
             options[key.strip()] = _parse_value(value.strip())
+        if name in POLICY_SEARCH:
+            from .pimc_policy import PolicyPIMCAgent  # lazy: needs torch
+
+            kind = PolicyPIMCAgent
+            options.setdefault("policy", POLICY_SEARCH[name])
+        else:
+            kind = REGISTRY[name]
         try:
-            return REGISTRY[name](seed=seed, **options)
+            return kind(seed=seed, **options)
         except TypeError as error:
             raise ValueError(f"bad options for agent {name!r}: {error}") from None
     checkpoint = CHECKPOINT_DIR / f"{spec}.pt"
@@ -106,11 +128,11 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
         return _load_checkpoint(str(checkpoint), seed)
     shipped = shipped_checkpoints()
     raise ValueError(
-        f"unknown agent {spec!r}: choose one of {', '.join(REGISTRY)}"
+        f"unknown agent {spec!r}: choose one of {', '.join([*REGISTRY, *POLICY_SEARCH, 'best'])}"
         + (f", a shipped checkpoint ({', '.join(shipped)})" if shipped else "")
         + ", or a checkpoint path ending in .pt"
     )
 
 
-__all__ = ["Agent", "GreedyAgent", "OracleAgent", "PIMCAgent", "REGISTRY", "RandomAgent",
+__all__ = ["BEST", "POLICY_SEARCH", "Agent", "GreedyAgent", "OracleAgent", "PIMCAgent", "REGISTRY", "RandomAgent",
            "SpoilerAgent", "load_agent", "shipped_checkpoints"]

@@ -183,7 +183,6 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     assert env.illegal_actions == 1 and not terminateds["__all__"]
 
 
-@pytest.mark.slow
 def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_no_illegal_action():
     import ray
 

@@ -148,6 +148,7 @@ class ReferenceHand:
         # Counters for the differential test: how often interesting rules were exercised.
         self.stats = {"renege_option": 0, "renege_taken": 0, "renege_under_a_higher_trump": 0,
                       "trump_lead": 0, "forced_trump": 0, "demoted_ace_of_hearts_bound": 0,
+                      "concealing_play_bound": 0,
                       "rob": 0, "decline": 0, "conceal": 0, "jink_offer": 0, "jink": 0}
 
     # ------------------------------------------------------------------ card order
@@ -248,6 +249,8 @@ class ReferenceHand:
                 self.current_player = seat  # the winner of trick 3 leads trick 4
             return
         if self.rob_pending and seat == self.holder:
+            if self.rules.conceal_ace_penalty and self.legal_plays(seat, concealing=True) != self.legal_plays(seat):
+                self.stats["concealing_play_bound"] += 1  # judged with the ace demoted, fewer plays
             self.rob_pending = False
             if action == DECLINE_ROB:
                 self.declined_by = seat

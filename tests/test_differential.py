@@ -223,6 +223,8 @@ def test_core_matches_reference(rules):
     if rules.conceal_ace_penalty:
         assert loaded["conceal"] >= 10, loaded
         assert loaded["demoted_ace_of_hearts_bound"] >= 1, loaded
+        # the holder's turn where the concealing play, judged with the ace demoted, is bound
+        assert loaded["concealing_play_bound"] >= 3, loaded
     if rules.allow_jink:
         assert loaded["jink_offer"] >= 5 and loaded["jink"] >= 2, loaded
     if rules.num_players >= 3 and not rules.partnerships:

@@ -88,6 +88,7 @@ from .rules import Rules, check_chip_headroom, is_integer
 
 MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
+NUM_PHASES = len(PHASE_NAMES)
 NUM_EFFECTIVE_SUITS = 5
 
 # Kinds of action, looked up from the action id in one gather.
@@ -327,9 +328,9 @@ class SpoilFiveCore:
         in_range = (actions >= 0) & (actions < A.NUM_ACTIONS)
         clipped = actions * in_range  # np.clip costs more than this on small batches
         legal = in_range & mask[self._all, clipped]
-        bad = np.flatnonzero(live & ~legal)
-        if len(bad):
-            game = int(bad[0])
+        bad = live & ~legal
+        if bad.any():
+            game = int(np.flatnonzero(bad)[0])
             raise ValueError(self.illegal_action_message(game, int(actions[game])))
         self._mask_cache = None
         rewards = np.zeros((self.batch_size, self.num_players), np.float32)
@@ -518,13 +519,18 @@ class SpoilFiveCore:
         if concealable is not None:
             play_phase = play_phase | concealable
         mask[:, : A.ROB_FIRST] = plays & play_phase[:, None]
-        robbing = phase == PHASE_ROB
-        mask[:, A.ROB_FIRST: A.DECLINE_ROB] = hand & robbing[:, None]
-        mask[:, A.DECLINE_ROB] = robbing
-        jinking = phase == PHASE_JINK
-        mask[:, A.CLAIM] = jinking
-        mask[:, A.JINK] = jinking
-        mask[phase == PHASE_DONE] = True
+        # Each phase's own columns only when some game is in it: a small batch is often in one.
+        in_phase = np.bincount(phase, minlength=NUM_PHASES).tolist()
+        if in_phase[PHASE_ROB]:
+            robbing = phase == PHASE_ROB
+            mask[:, A.ROB_FIRST: A.DECLINE_ROB] = hand & robbing[:, None]
+            mask[:, A.DECLINE_ROB] = robbing
+        if in_phase[PHASE_JINK]:
+            jinking = phase == PHASE_JINK
+            mask[:, A.CLAIM] = jinking
+            mask[:, A.JINK] = jinking
+        if in_phase[PHASE_DONE]:
+            mask[phase == PHASE_DONE] = True
         self._mask_cache = mask
         return mask
 
@@ -571,9 +577,10 @@ class SpoilFiveCore:
         if complete.any():
             self._complete_tricks(g[complete], rewards, episode_done)
         # The ace holder's turn in trick 1 opens with the choice to rob.
-        waiting = g[~complete]
-        rob_now = waiting[self.rob_pending[waiting] & (self.current[waiting] == self.rob_seat[waiting])]
-        self.phase[rob_now] = PHASE_ROB
+        if self.rob_pending.any():
+            waiting = g[~complete]
+            rob_now = waiting[self.rob_pending[waiting] & (self.current[waiting] == self.rob_seat[waiting])]
+            self.phase[rob_now] = PHASE_ROB
 
     def _record_voids(self, g, card, seat):
         """Mark the voids a following card proves, using only public information."""
@@ -584,7 +591,8 @@ class SpoilFiveCore:
         card_suit = self.effective_suit[g, card]
         # Plain lead: a card neither of the suit nor a trump proves the suit is void.
         plain = (led_suit != TRUMP) & (card_suit != led_suit) & (card_suit != TRUMP)
-        self.void[g[plain], seat[plain], led_suit[plain]] = True
+        if plain.any():
+            self.void[g[plain], seat[plain], led_suit[plain]] = True
         # Trump lead answered by a plain card: void in trumps unless a privileged trump above
         # the lead could still be held back in that hand.
         t = np.flatnonzero((led_suit == TRUMP) & (card_suit != TRUMP))

@@ -150,12 +150,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if not is_integer(dealer) or not 0 <= dealer < n:
                 raise ValueError(f"'dealer' must be a seat 0-{n - 1}, got {dealer!r}")
             deal["dealers"] = np.array([int(dealer)])
-        # Chip counts are checked here for their type only; the core checks that they fit.
+        # Chip counts are checked here against the engine's int32 range; the core checks that
+        # they leave room for the hands to come.
         if "pool" in options:
             pool = options["pool"]
-            if not is_integer(pool) or pool < 0:
-                raise ValueError(f"'pool' must be a whole number of chips, 0 or more, got {pool!r}")
-            if pool > CHIPS_MAX:
+            if not is_integer(pool) or not 0 <= pool <= CHIPS_MAX:
                 raise ValueError(f"'pool' must be a whole number of chips 0 to {CHIPS_MAX}, got {pool!r}")
             deal["pools"] = np.array([pool], dtype=np.int64)
         if "chips" in options:

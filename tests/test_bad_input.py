@@ -381,8 +381,8 @@ ENV_RESET_CASES = [
     # pool
     ({"options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 2147483647, got 2147483648"),
     ({"options": {"pool": 2**31 - 10}}, "with a pool of 2147483638 is not allowed"),
-    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips, 0 or more, got -1"),
-    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips, 0 or more, got 1.5"),
+    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips 0 to 2147483647, got -1"),
+    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips 0 to 2147483647, got 1.5"),
     ({"options": {"pool": 2.0}}, "got 2.0"),
     ({"options": {"pool": np.float64(2)}}, "got np.float64\\(2.0\\)|got 2.0"),
     ({"options": {"pool": NAN}}, "got nan"),

@@ -121,9 +121,8 @@ class RolloutBatch:
 
 
 def merge_batches(batches: list[RolloutBatch]) -> RolloutBatch:
-    """The batches of several workers as one (rows renumbered; no trajectory crosses batches)."""
-    if len(batches) == 1:
-        return batches[0]
+    """The batches of several workers as one (rows renumbered; no trajectory crosses batches).
+    The arrays are new (writable) ones even for one batch: Ray hands out read-only views."""
     starts = np.cumsum([0] + [len(b) for b in batches])
     next_row = np.concatenate([np.where(b.next_row >= 0, b.next_row + s, -1) for b, s in zip(batches, starts)])
     offsets = np.concatenate([[0]] + [b.step_offsets[1:] + s for b, s in zip(batches, starts)])

@@ -6,9 +6,13 @@ cluster someone else runs on this machine is never joined) and shut down after t
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -100,3 +104,102 @@ def test_evaluate_refuses_bad_ray_input_in_one_line(args, says):
     result = run("-m", "agents.evaluate", "--agents", "greedy", "--deals", "10", *args)
     assert result.returncode == 2, result.stderr
     assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+# ---------------------------------------------------------------- training with rollout workers
+torch = pytest.importorskip("torch")
+
+TINY = ("--num-games", "96", "--min-players", "3", "--max-players", "4", "--hidden", "16", "--minibatch-size", "512",
+        "--eval-every", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar")
+
+
+def load_train():
+    spec = importlib.util.spec_from_file_location("train_for_ray_tests", ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def weights(path: Path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
+
+
+def test_two_workers_train_and_one_worker_is_the_in_process_run(cluster, tmp_path):
+    train = load_train()
+    common = ("--runs-dir", str(tmp_path), *TINY, "--total-decisions", "6000")
+    summary = train.main([*common, "--run-name", "two", "--ray", "--workers", "2"])
+    assert summary["ray_workers"] == 2 and summary["progress"]["decisions"] >= 6000
+    for name in ("checkpoint.pt", "agent.pt", "summary.json", "progress.csv"):
+        assert (tmp_path / "two" / name).is_file(), name
+    train.main([*common, "--run-name", "one", "--ray", "--workers", "1"])
+    train.main([*common, "--run-name", "here"])
+    one, here = weights(tmp_path / "one" / "agent.pt"), weights(tmp_path / "here" / "agent.pt")
+    assert all(torch.equal(one[k], here[k]) for k in here)  # the same rollout, on a worker or here
+    two = weights(tmp_path / "two" / "agent.pt")
+    assert not all(torch.equal(two[k], here[k]) for k in here)  # two workers: other games, other seeds
+
+
+def test_a_killed_worker_is_restarted_and_the_run_finishes(cluster, tmp_path, monkeypatch, capsys):
+    from spoilfive_integrations import ray_training
+
+    collect = ray_training.RolloutWorkers.collect
+    killed = []
+
+    def collect_then_kill(self, net, iteration, snapshot, stop=None):
+        if iteration == 2:  # kill worker 0 while its rollout is under way (or, if it is quick, just after)
+            timer = threading.Timer(0.05, lambda: (killed.append(self.pids[0]),
+                                                    ray.kill(self.actors[0], no_restart=False)))
+            timer.start()
+        return collect(self, net, iteration, snapshot, stop)
+
+    monkeypatch.setattr(ray_training.RolloutWorkers, "collect", collect_then_kill)
+    train = load_train()
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "kill", *TINY, "--num-games", "1024",
+                          "--total-decisions", "60000", "--ray", "--workers", "2"])
+    log = capsys.readouterr().err
+    assert killed and "rollout worker 0 died and was restarted by Ray" in log, log[-2000:]
+    assert summary["progress"]["iteration"] >= 3 and (tmp_path / "kill" / "checkpoint.pt").is_file()
+
+
+def test_ctrl_c_on_a_ray_run_saves_and_it_resumes_with_another_number_of_workers(cluster, tmp_path):
+    run = tmp_path / "stop"
+    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path), "--run-name",
+                                "stop", *TINY, "--total-decisions", "100000000", "--ray", "--workers", "2"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:  # wait for two iterations
+            if (run / "progress.csv").is_file() and len((run / "progress.csv").read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.1)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and "Stopped by Ctrl-C" in stdout
+    saved = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)["progress"]
+    assert saved["iteration"] >= 2
+    train = load_train()
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "stop", "--resume", "--no-progress-bar",
+                          "--total-decisions", str(saved["decisions"] + 3000), "--ray", "--workers", "1"])
+    assert summary["ray_workers"] == 1 and summary["progress"]["iteration"] > saved["iteration"]
+
+
+def test_train_refuses_bad_ray_input_before_any_work(cluster, tmp_path, capsys):
+    train = load_train()
+    with pytest.raises(SystemExit) as stopped:
+        train.main(["--runs-dir", str(tmp_path), "--run-name", "many", *TINY, "--ray", "--workers",
+                    str(CLUSTER_CPUS + 1)])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--workers {CLUSTER_CPUS + 1} is not allowed: the Ray cluster has {CLUSTER_CPUS} CPU(s)" in err
+    assert not (tmp_path / "many").exists()  # nothing was made
+    for args, says in ((["--ray", "127.0.0.1:1"], "no Ray cluster answers there"),
+                       (["--ray", "--workers", "0"], "--workers 0 is not allowed"),
+                       (["--workers", "2"], "--workers is for --ray")):
+        result = run(str(ROOT / "train.py"), "--runs-dir", str(tmp_path), "--run-name", "bad", *TINY, *args)
+        assert result.returncode == 2 and says in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()

@@ -21,14 +21,17 @@ decision), ``policy`` (a shipped checkpoint name or a checkpoint path, default `
 per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
-an agent is asked for.
+an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
+decision of ``pimc_ppo`` and of ``pimc`` take, one at a time on one thread.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
+from spoilfive_env.rules import Rules
 
 from .baselines import rule_actions, view_from_core
 from .pimc import PIMCAgent, action_values
@@ -102,3 +105,52 @@ class PolicyPIMCAgent(PIMCAgent):
         with torch.inference_mode():
             logits = self.policy.net.logits(torch.as_tensor(observations, dtype=torch.float32))
             return MaskedCategorical(logits, torch.as_tensor(masks, dtype=torch.bool)).log_probs.numpy()
+
+
+def decision_times(specs=("pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50, seed: int = 0) -> dict:
+    """Milliseconds per decision of each agent, one decision at a time on one thread.
+
+    Counted in CPU time of this process (``time.process_time``: one thread, so one core's
+    time), which a busy shared machine does not inflate; wall-clock time is also given.
+
+    The decisions are the searched ones (more than one legal action) met while ``spoiler``
+    players play hands of the default rules; every agent decides the same ones.
+    """
+    import time
+
+    import torch
+
+    from . import load_agent
+
+    torch.set_num_threads(1)
+    rules = Rules(num_players=num_players)
+    core = SpoilFiveCore(decisions, rules=rules, seed=seed)
+    states = []
+    rng = np.random.default_rng(seed)
+    stop_after = rng.integers(0, 3 * num_players, size=decisions)  # a spread of points in the hand
+    steps = 0
+    while not core.done.all() and len(states) < decisions:
+        masks, observations = core.legal_mask(), core.observe()
+        pick = np.flatnonzero(~core.done & (stop_after == steps) & (masks.sum(axis=1) > 1))
+        states += [(observations[g], masks[g]) for g in pick]
+        core.step(rule_actions(view_from_core(core), masks, spoil=True), where=~core.done)
+        steps += 1
+    cpu, wall = {}, {}
+    for spec in specs:
+        agent = load_agent(spec, seed=seed)
+        agent.bind(rules)
+        started, started_wall = time.process_time(), time.perf_counter()
+        for observation, mask in states:
+            agent.act_batch(observation[None], mask[None])
+        cpu[spec] = 1000 * (time.process_time() - started) / max(1, len(states))
+        wall[spec] = 1000 * (time.perf_counter() - started_wall) / max(1, len(states))
+    return {"players": num_players, "decisions": len(states), "cpu_ms_per_decision": cpu,
+            "wall_ms_per_decision": wall}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    players = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    print(json.dumps(decision_times(num_players=players), indent=2))

@@ -138,3 +138,27 @@ def test_bad_calls_of_the_function():
         leaderboard(["greedy"], deals=5)
     with pytest.raises(ValueError, match="table sizes"):
         leaderboard(["greedy", "random"], players=(11,), deals=5)
+
+
+def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
+    """``--ray [ADDRESS]`` reaches every tournament as evaluate's ``ray=`` (whose sharding gives the
+    same figures as one process: tests/test_ray.py); without it no tournament is told of Ray."""
+    import agents.evaluate
+    import agents.leaderboard as board_module
+
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs.get("ray"))
+        return agents.evaluate.evaluate(*args)
+
+    monkeypatch.setattr(board_module, "evaluate", recording)
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--ray", "auto"]) == 0
+    assert seen == ["auto", "auto"]
+    seen.clear()
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--ray"]) == 0
+    assert seen == ["", ""]
+    seen.clear()
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet"]) == 0
+    assert seen == [None, None]
+    capsys.readouterr()

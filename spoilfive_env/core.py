@@ -89,6 +89,7 @@ from .rules import Rules, check_chip_headroom, is_integer
 MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
 NUM_PHASES = len(PHASE_NAMES)
+NUM_PHASES = len(PHASE_NAMES)
 NUM_EFFECTIVE_SUITS = 5
 
 # Kinds of action, looked up from the action id in one gather.
@@ -337,7 +338,7 @@ class SpoilFiveCore:
         episode_done = np.zeros(self.batch_size, bool)
 
         kind = np.where(live, _ACTION_KIND[clipped], _IGNORED)
-        present = np.bincount(kind, minlength=_IGNORED + 1)
+        present = np.bincount(kind, minlength=_IGNORED + 1).tolist()
         if present[_ROB] or present[_DECLINE]:
             robbing = (kind == _ROB) | (kind == _DECLINE)
             self._apply_rob(np.flatnonzero(robbing), actions, kind == _ROB)
@@ -496,10 +497,6 @@ class SpoilFiveCore:
         # trump lead a trump is due unless every trump held is privileged above the lead.
         led = self.led_card
         following = led >= 0
-        led_safe = np.where(following, led, 0)
-        led_suit = self.effective_suit[self._all, led_safe]
-        led_strength = self.strength[self._all, led_safe]
-        in_led_suit = self.effective_suit == led_suit[:, None]
         privileged = self.privileged
         concealable = None
         if self.rules.conceal_ace_penalty:
@@ -511,10 +508,17 @@ class SpoilFiveCore:
                 ace = ACE_OF_TRUMPS[self.trump]
                 privileged = privileged.copy()
                 privileged[concealable, ace[concealable]] = False
-        may_renege = privileged & (self.strength > led_strength[:, None])
-        bound = following & (hand & in_led_suit & ~may_renege).any(axis=1)
-        allowed = in_led_suit | (self.effective_suit == TRUMP)
-        plays = np.where(bound[:, None], hand & allowed, hand)
+        if following.any():
+            led_safe = np.where(following, led, 0)
+            led_suit = self.effective_suit[self._all, led_safe]
+            led_strength = self.strength[self._all, led_safe]
+            in_led_suit = self.effective_suit == led_suit[:, None]
+            may_renege = privileged & (self.strength > led_strength[:, None])
+            bound = following & (hand & in_led_suit & ~may_renege).any(axis=1)
+            allowed = in_led_suit | (self.effective_suit == TRUMP)
+            plays = np.where(bound[:, None], hand & allowed, hand)
+        else:  # every game is to lead: any card in hand
+            plays = hand
         play_phase = phase == PHASE_PLAY
         if concealable is not None:
             play_phase = play_phase | concealable
@@ -569,7 +573,9 @@ class SpoilFiveCore:
         self.trick_cards[g, pos] = card
         leading = pos == 0
         self.led_card[g[leading]] = card[leading]
-        self._record_voids(g[~leading], card[~leading], seat[~leading])
+        following = ~leading
+        if following.any():
+            self._record_voids(g[following], card[following], seat[following])
         pos = pos + 1
         self.trick_pos[g] = pos
         self.current[g] = (seat + 1) % n

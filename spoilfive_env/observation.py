@@ -159,9 +159,12 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     values[first_value + 1] = core.turnup
     values[first_value + 2] = core.led_card
     values[first_value + 3] = core.trump
-    # The ace holder's turn to rob is shown as play to the others: it would name the holder.
-    others_rob = (core.phase == PHASE_ROB) & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
-    values[first_value + 4] = np.where(others_rob, PHASE_PLAY, core.phase)
+    values[first_value + 4] = core.phase
+    robbing = core.phase == PHASE_ROB
+    if robbing.any():
+        # The ace holder's turn to rob is shown as play to the others: it would name the holder.
+        others_rob = robbing & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
+        values[first_value + 4, others_rob] = PHASE_PLAY
     values[first_value + 5] = core.trick_number
     values[first_card: first_card + n] = core.trick_cards[:, :n].T
     values[first_card + n:] = constant
@@ -179,7 +182,8 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won[col, absolute] / TRICKS_TO_WIN
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
     voids[:, :n] = core.void[col, absolute]
-    obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
+    if core.rules.conceal_ace_penalty:  # nobody conceals otherwise
+        obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
     obs[:, _START["pool"]] = core.pool / CHIP_SCALE
     obs[:, _START["chips"]: _START["chips"] + n] = core.chips[col, absolute] / CHIP_SCALE
     if core.mode == "game":

@@ -75,9 +75,11 @@ from agents.policy import (
     load_checkpoint,
     save_checkpoint,
 )
+from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser
-from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, split_games
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_integrations.selfplay import MAX_DECISIONS_PER_HAND, TABLE_KINDS, SelfPlayRollout, split_games
 
 
 @dataclass
@@ -186,9 +188,12 @@ PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's 
 
 
 CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
+MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
+MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
 # (smallest, largest) allowed value of each numeric option; None: no bound on that side.
 RANGES = {
-    "seed": (0, None), "learning_rate": (0.0, None), "torch_threads": (0, None), "total_decisions": (1, None), "time_limit": (0.0, None),
+    "seed": (0, MAX_SEED), "learning_rate": (0.0, None), "torch_threads": (0, os.cpu_count() or 1),
+    "total_decisions": (1, None), "time_limit": (0.0, None),
     "min_players": (MIN_PLAYERS, MAX_PLAYERS), "max_players": (MIN_PLAYERS, MAX_PLAYERS),
     "num_games": (1, None), "hands_per_game": (1, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
     "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, None), "ent_coef": (0.0, None),
@@ -202,6 +207,10 @@ SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def number(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def int_list(option: str, text: str, low: int, high: int) -> list[int]:
@@ -242,6 +251,23 @@ def check_device(name: str) -> torch.device:
     return device
 
 
+def rollout_bytes(args: Args) -> int:
+    """An upper bound on one rollout's memory: every seat of every game deciding as often as a
+    hand allows, each row's float32 observation held twice (the batch and its torch copy)."""
+    sizes = range(args.min_players, args.max_players + 1)
+    seats = args.num_games / len(sizes) * sum(sizes)
+    rows = seats * args.hands_per_game * MAX_DECISIONS_PER_HAND
+    return int(rows * (2 * 4 * OBS_DIM + NUM_ACTIONS))
+
+
+def physical_memory() -> int:
+    """This machine's memory in bytes (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def check_args(args: Args) -> None:
     """Check every option at once, before any work starts.
 
@@ -255,22 +281,32 @@ def check_args(args: Args) -> None:
         value = getattr(args, name)
         if not (math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high)) \
                 or (name in ABOVE_ZERO and value <= 0):
-            allowed = (f"{low:g} to {high:g}" if high is not None else
-                       f"above {low:g}" if name in ABOVE_ZERO else f"at least {low:g}")
-            raise ValueError(f"{flag(name)} {value} is not allowed: it must be {allowed}")
+            allowed = (f"{number(low)} to {number(high)}" if high is not None else
+                       f"above {number(low)}" if name in ABOVE_ZERO else f"at least {number(low)}")
+            finite = "" if math.isfinite(value) else "a finite number, "
+            raise ValueError(f"{flag(name)} {value} is not allowed: it must be {finite}{allowed}")
     if args.min_players > args.max_players:
         raise ValueError(f"--min-players {args.min_players} is above --max-players {args.max_players}")
     sizes = args.max_players - args.min_players + 1
     if args.num_games < sizes:
         raise ValueError(f"--num-games {args.num_games} is not allowed: it must be at least {sizes}, "
                          f"one game per table size {args.min_players}-{args.max_players}")
-    int_list("hidden", args.hidden, 1, 1 << 16)
+    int_list("hidden", args.hidden, 1, MAX_HIDDEN)
     int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
     parse_weights(args.league)
     if not args.run_name and not args.exp_name:
         raise ValueError("--exp-name is empty: give a name (or --run-name)")
-    if os.sep in args.run_name or (os.altsep and os.altsep in args.run_name):
-        raise ValueError(f"--run-name {args.run_name!r} is not allowed: a name, not a path (see --runs-dir)")
+    for name in ("run_name", "exp_name"):
+        text = getattr(args, name)
+        if os.sep in text or (os.altsep and os.altsep in text) or text in (".", ".."):
+            raise ValueError(f"{flag(name)} {text!r} is not allowed: a name, not a path (see --runs-dir)")
+    if not args.runs_dir:
+        raise ValueError("--runs-dir is empty: give a folder (default runs)")
+    needed, memory = rollout_bytes(args), physical_memory()
+    if memory and needed > memory:
+        raise ValueError(f"--num-games {args.num_games} with --hands-per-game {args.hands_per_game} needs about "
+                         f"{needed / 2**30:.0f} GiB for one rollout, and this machine has {memory / 2**30:.0f} GiB: "
+                         "give fewer games or hands")
     if args.ship_as:
         if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: a name of letters, digits, '_', '-' "
@@ -633,6 +669,10 @@ def main(argv=None) -> dict:
             + " and ".join(filter(None, (evals, final))))
     if workers is not None:
         say(f"  rollouts: {workers.describe()}")
+    if args.ship_as:
+        target = CHECKPOINT_DIR / f"{args.ship_as}.pt"
+        say(f"  at the end, ships agent.pt as {target} (load_agent({args.ship_as!r}))"
+            + (", replacing the checkpoint there" if target.exists() else ""))
     say(f"  watch it: tensorboard --logdir {shlex.quote(str(args.runs_dir))}")
 
     timers = defaultdict(float)
@@ -870,7 +910,7 @@ def main(argv=None) -> dict:
     except Exception as error:  # a plot must not lose a finished run
         print(f"learning curve not written: {error}", file=sys.stderr)
     writer.close()
-    if args.ship_as:
+    if args.ship_as and not interrupted:  # an interrupted run is not shipped: resume it to finish
         CHECKPOINT_DIR.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_dir / "agent.pt", CHECKPOINT_DIR / f"{args.ship_as}.pt")
         summary["shipped"] = str(CHECKPOINT_DIR / f"{args.ship_as}.pt")
@@ -888,11 +928,16 @@ def main(argv=None) -> dict:
     agent_path = run_dir / "agent.pt"
     say(f"The agent: {agent_path} (resumable checkpoint {checkpoint_path}; "
         f"learning curve {run_dir / 'learning_curve.png'}; every figure in {run_dir / 'summary.json'})")
-    say(f"  evaluate it: {shell_words('python', '-m', 'agents.evaluate', '--players', 4, '--agents', f'{agent_path},spoiler', '--deals', 2000)}")
-    say(f"  play it:     {shell_words('python', '-m', 'spoilfive_env.play', '--players', 4, '--opponents', agent_path)}")
+    evaluate_words = ("python", "-m", "agents.evaluate", "--players", 4, "--agents", f"{agent_path},spoiler",
+                      "--deals", 2000)
+    say(f"  evaluate it: {shell_words(*evaluate_words)}")
+    play_words = ("python", "-m", "spoilfive_env.play", "--players", 4, "--opponents", agent_path)
+    say(f"  play it:     {shell_words(*play_words)}")
     say(f"  resume it:   {shell_words(*resume_words)} [--time-limit MORE_MINUTES] [--total-decisions N]")
     if "shipped" in summary:
         say(f"  shipped as {summary['shipped']}: load_agent({args.ship_as!r})")
+    elif args.ship_as:
+        say(f"  not shipped as {args.ship_as!r}: the run was interrupted; resume it to finish and ship it")
     if args.json:
         print(json.dumps(summary, indent=2))
     return summary

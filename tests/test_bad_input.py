@@ -469,3 +469,72 @@ def test_env_signature_shows_its_keywords():
 BAD_INPUT_COUNT = (len(RULES_CASES) + len(CORE_ARGUMENT_CASES) + len(RESET_CASES) + 3 + len(OBSERVE_CASES)
                    + 4 + 4 + len(ENV_ARGUMENT_CASES) + len(ENV_RESET_CASES) + 1 + 1)
 """Bad inputs tried by this module (the note on issue 10 quotes it)."""
+
+
+# ---------------------------------------------------------------------------- a sweep of odd values
+ODD_VALUES = [None, "x", "", b"4", 1.5, 2.0, NAN, math.inf, -1, 2**70, -(2**70), True, np.bool_(False), 1j,
+              [], [1], [[1]], {}, {"a": 1}, object(), np.array([1.5]), np.array(["a"]), np.float32(3)]
+RULE_OPTIONS = ["num_players", "starting_chips", "ante", "spoil_ante", "dealer_ante", "jink_bonus",
+                "allow_jink", "conceal_ace_penalty", "num_hands", "max_hands", "partnerships", "preset"]
+
+
+def accepted_or_value_error(call) -> bool:
+    """True when ``call()`` ran; False when it raised ``ValueError``; any other exception fails."""
+    try:
+        call()
+    except ValueError as error:
+        assert str(error), "an empty error message"
+        return False
+    return True
+
+
+@pytest.mark.parametrize("option", RULE_OPTIONS)
+def test_odd_values_for_a_rules_option_give_a_value_error_or_are_accepted(option):
+    for value in ODD_VALUES:
+        accepted_or_value_error(lambda: make_rules(**{option: value}))  # noqa: B023 (called at once)
+
+
+@pytest.mark.parametrize("keyword", ["where", "hands", "turnups", "dealers", "pools", "chips", "seed"])
+def test_odd_values_for_a_core_reset_give_a_value_error_and_change_nothing(keyword):
+    core = played_core()
+    for value in ODD_VALUES:
+        arguments = {keyword: value}
+        if keyword in ("hands", "turnups"):
+            arguments = {"hands": GOOD_HANDS, "turnups": GOOD_TURNUPS, keyword: value}
+        before = core_snapshot(core)
+        if not accepted_or_value_error(lambda: core.reset(**arguments)):  # noqa: B023 (called at once)
+            assert_unchanged(before, core_snapshot(core))
+
+
+@pytest.mark.filterwarnings("ignore:.*ignoring unknown reset option")  # options={"a": 1}: warned, ignored
+@pytest.mark.parametrize("key", ["hands", "turnup", "dealer", "pool", "chips", "seed", "options"])
+def test_odd_values_for_an_env_reset_give_a_value_error_and_change_nothing(key):
+    game = played_env()
+    good_hands = [["5H", "JD", "AS", "KC", "2D"], ["6H", "7H", "8H", "9H", "10H"],
+                  ["2C", "3C", "4C", "5C", "6C"], ["2S", "3S", "4S", "5S", "6S"]]
+    for value in ODD_VALUES:
+        if key == "seed":
+            arguments = {"seed": value}
+        elif key == "options":
+            arguments = {"options": value}
+        elif key in ("hands", "turnup"):
+            arguments = {"options": {"hands": good_hands, "turnup": "9D", key: value}}
+        else:
+            arguments = {"options": {key: value}}
+        before = env_snapshot(game)
+        if accepted_or_value_error(lambda: game.reset(**arguments)):  # noqa: B023 (called at once)
+            game = played_env()  # accepted (None, say): start again from a played table
+        else:
+            assert_unchanged(before, env_snapshot(game))
+
+
+def test_odd_values_for_seats_and_indices_give_a_value_error():
+    core = played_core()
+    for value in ODD_VALUES:
+        before = core_snapshot(core)
+        if value is not None and not (isinstance(value, list) and value == [1]):  # [1]: seat 1 in every game
+            assert not accepted_or_value_error(lambda: core.observe(value)), value  # noqa: B023
+        if not accepted_or_value_error(lambda: core.subset(value)):  # noqa: B023 (called at once)
+            assert_unchanged(before, core_snapshot(core))
+        accepted_or_value_error(lambda: SpoilFiveCore(value))  # noqa: B023 (called at once)
+        accepted_or_value_error(lambda: env(num_players=value))  # noqa: B023 (called at once)

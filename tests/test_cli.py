@@ -174,3 +174,16 @@ def test_terminal_game_refuses_bad_values(tmp_path, args, words):
     result = run(["-m", "spoilfive_env.play", *args], tmp_path, stdin="1\n" * 50)
     assert result.returncode == BAD_USAGE and result.stdout == ""  # the game never started
     assert_one_line_refusal(result.stderr, result.returncode, *words)
+
+
+def test_the_tournament_table_stays_aligned_with_long_agent_names():
+    from agents.evaluate import evaluate, format_report
+
+    long_name = "pimc:samples=2:rollout=random"  # longer than any fixed column would be
+    report = evaluate(["random", long_name], num_players=3, deals=4, seed=0)
+    lines = format_report(report).splitlines()
+    table = lines[lines.index("") + 1: lines.index("", lines.index("") + 1)]
+    assert [line.split()[0] for line in table] == ["agent", "random", long_name]
+    assert len({len(line) for line in table}) == 1  # every column right-aligned to the same edge
+    seats_edge = table[0].index("seats") + len("seats")
+    assert all(line[seats_edge - 1].isdigit() for line in table[1:])  # the seat counts end under "seats"

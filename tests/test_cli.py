@@ -187,3 +187,17 @@ def test_the_tournament_table_stays_aligned_with_long_agent_names():
     assert len({len(line) for line in table}) == 1  # every column right-aligned to the same edge
     seats_edge = table[0].index("seats") + len("seats")
     assert all(line[seats_edge - 1].isdigit() for line in table[1:])  # the seat counts end under "seats"
+
+
+def test_ctrl_c_during_a_tournament_is_one_line_and_exit_130(monkeypatch, capsys):
+    import agents.evaluate as tournament
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "evaluate", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        tournament.main(["--agents", "random", "--deals", "10"])
+    assert stopped.value.code == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.strip() == "Ctrl-C: tournament stopped, nothing reported"

@@ -1,9 +1,10 @@
 """Every command line answers a bad value with one line on standard error that names the flag
 and what is allowed, a non-zero exit, no traceback, and no work done (checked before any).
 
-The issue's own values run as real subprocesses; the rest of each kind (every numeric option of
-``train.py`` out of its range, every choice) through ``train.main`` in this process, which takes
-the same path: ``parse_args`` exits before ``main`` touches the disk.
+The values of issue 10 run as real subprocesses (``SUBPROCESS`` cases); the rest of each kind
+(every numeric option of ``train.py`` out of its range, every choice, the other commands' other
+options) through each command's ``main`` in this process, which takes the same path: the parser
+exits before ``main`` does any work. That keeps the file near half a minute.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ def assert_one_line_refusal(stderr: str, returncode: int, *words: str) -> None:
     assert len(lines) == 1, stderr
     for word in words:
         assert word in lines[0], (word, lines[0])
+
+
+def refused_in_process(main, argv, capsys, *words) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == BAD_USAGE, argv
+    captured = capsys.readouterr()
+    assert captured.out == "", argv  # nothing was played or measured
+    assert_one_line_refusal(captured.err, stopped.value.code, *words)
 
 
 def no_cuda() -> bool:
@@ -119,18 +129,20 @@ def test_train_resume_without_a_checkpoint_is_one_line(tmp_path):
     assert_one_line_refusal(result.stderr, result.returncode, "--resume", "no checkpoint")
 
 
-EVALUATE_CASES = [
+EVALUATE_SUBPROCESS = [
     (["--agents", "random", "--batch-size", "-1"], ["--batch-size", "at least 1"]),
     (["--agents", "random", "--deals", "0"], ["--deals", "at least 1"]),
     (["--agents", "random", "--rule", "jink_bonus=abc"], ["--rule", "jink_bonus=abc", "whole number or true/false"]),
+    (["--agents", "nobody"], ["--agents", "unknown agent 'nobody'", "greedy"]),
+    (["--agents", "random", "--players", "1"], ["--players 1", "2 to 10"]),
+]
+EVALUATE_CASES = [
     (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
     (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "known options"]),
     (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
-    (["--agents", "nobody"], ["--agents", "unknown agent 'nobody'", "greedy"]),
     (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
     (["--agents", ","], ["--agents", "at least one"]),
     (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
-    (["--agents", "random", "--players", "1"], ["--players 1", "2 to 10"]),
     (["--agents", "random", "--players", "11"], ["--players 11", "2 to 10"]),
     (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
     (["--agents", "random", "--seed", "-3"], ["--seed", "at least 0"]),
@@ -139,29 +151,44 @@ EVALUATE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, words", EVALUATE_CASES, ids=[" ".join(a) for a, _ in EVALUATE_CASES])
+@pytest.mark.parametrize("args, words", EVALUATE_SUBPROCESS, ids=[" ".join(a) for a, _ in EVALUATE_SUBPROCESS])
 def test_evaluate_refuses_bad_values(tmp_path, args, words):
     result = run(["-m", "agents.evaluate", *args], tmp_path)
     assert result.returncode == BAD_USAGE and result.stdout == ""  # nothing was played
     assert_one_line_refusal(result.stderr, result.returncode, *words)
 
 
+@pytest.mark.parametrize("args, words", EVALUATE_CASES, ids=[" ".join(a) for a, _ in EVALUATE_CASES])
+def test_evaluate_refuses_every_kind_of_bad_value(capsys, args, words):
+    from agents.evaluate import main
+
+    refused_in_process(main, args, capsys, *words)
+
+
 BENCH_CASES = [
-    (["--seconds", "0"], ["--seconds"]), (["--seconds", "nan"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
+    (["--seconds", "0"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
     (["--players", "1"], ["--players", "2 to 10"]), (["--players", "4,x"], ["--players"]),
     (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
 ]
 
 
-@pytest.mark.parametrize("args, words", BENCH_CASES, ids=[" ".join(a) for a, _ in BENCH_CASES])
-def test_bench_refuses_bad_values(tmp_path, args, words):
-    result = run(["-m", "spoilfive_env.bench", "--quick", *args], tmp_path)
+def test_bench_refuses_a_measurement_that_would_never_end(tmp_path):
+    result = run(["-m", "spoilfive_env.bench", "--quick", "--seconds", "nan"], tmp_path)
     assert result.returncode == BAD_USAGE and result.stdout == ""
-    assert_one_line_refusal(result.stderr, result.returncode, *words)
+    assert_one_line_refusal(result.stderr, result.returncode, "--seconds nan", "positive and finite")
 
 
-PLAY_CASES = [
+@pytest.mark.parametrize("args, words", BENCH_CASES, ids=[" ".join(a) for a, _ in BENCH_CASES])
+def test_bench_refuses_bad_values(capsys, args, words):
+    from spoilfive_env.bench import main
+
+    refused_in_process(main, ["--quick", *args], capsys, *words)
+
+
+PLAY_SUBPROCESS = [
     (["--players", "1"], ["--players", "2 to 10"]), (["--players", "3", "--seat", "3"], ["--seat 3", "0-2"]),
+]
+PLAY_CASES = [
     (["--seat", "-1"], ["--seat"]), (["--opponents", "nobody"], ["--opponents", "unknown agent"]),
     (["--players", "3", "--opponents", "random,greedy,spoiler"], ["--opponents", "2 other seats"]),
     (["--hands", "0"], ["--hands"]), (["--preset", "casino"], ["--preset", "default, hoyle"]),
@@ -169,11 +196,18 @@ PLAY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, words", PLAY_CASES, ids=[" ".join(a) for a, _ in PLAY_CASES])
+@pytest.mark.parametrize("args, words", PLAY_SUBPROCESS, ids=[" ".join(a) for a, _ in PLAY_SUBPROCESS])
 def test_terminal_game_refuses_bad_values(tmp_path, args, words):
     result = run(["-m", "spoilfive_env.play", *args], tmp_path, stdin="1\n" * 50)
     assert result.returncode == BAD_USAGE and result.stdout == ""  # the game never started
     assert_one_line_refusal(result.stderr, result.returncode, *words)
+
+
+@pytest.mark.parametrize("args, words", PLAY_CASES, ids=[" ".join(a) for a, _ in PLAY_CASES])
+def test_terminal_game_refuses_every_kind_of_bad_value(capsys, args, words):
+    from spoilfive_integrations.play import main
+
+    refused_in_process(main, args, capsys, *words)
 
 
 def test_the_tournament_table_stays_aligned_with_long_agent_names():

@@ -475,7 +475,7 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("decisions (millions)")
         ax.set_title(f"one policy seat vs spoiler tables: {title}" if evaluated or ax is ax1 else
-                     f"training tables, the current policy's seats against each kind: {title}", fontsize=9)
+                     f"training, by opponent kind: {title}", fontsize=9)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend()

@@ -279,17 +279,20 @@ class SpoilFiveCore:
             seats = self.current
         else:
             given = np.asarray(seats)
-            allowed = f"integer seats 0-{self.num_players - 1}, one or one per game ({self.batch_size},)"
             if given.dtype.kind not in "iu":
-                raise ValueError(f"seats must be {allowed}, got {_describe_array(given)}")
+                raise ValueError(self._seats_message(_describe_array(given)))
             try:
                 seats = np.broadcast_to(given, (self.batch_size,))
             except ValueError:
-                raise ValueError(f"seats must be {allowed}, got shape {given.shape}") from None
+                raise ValueError(self._seats_message(f"shape {given.shape}")) from None
             if seats.min() < 0 or seats.max() >= self.num_players:
-                raise ValueError(f"seats must be {allowed}, got {np.unique(seats).tolist()}")
+                raise ValueError(self._seats_message(np.unique(seats).tolist()))
             seats = seats.astype(np.int8)
         return build_observation(self, seats)
+
+    def _seats_message(self, got) -> str:
+        return (f"seats must be integer seats 0-{self.num_players - 1}, one or one per game "
+                f"({self.batch_size},), got {got}")
 
     def step(self, actions, where=None) -> tuple[np.ndarray, np.ndarray]:
         """Apply one action per game. Returns ``(rewards (B, n) float32, done (B,) bool)``.
@@ -400,40 +403,45 @@ class SpoilFiveCore:
         if where is None:
             return self._all
         where = np.asarray(where)
-        allowed = (f"a bool mask of shape ({self.batch_size},) or distinct integer game indices "
-                   f"0-{self.batch_size - 1}")
+
+        def refused(got: str) -> ValueError:
+            return ValueError(f"where must be a bool mask of shape ({self.batch_size},) or distinct integer "
+                              f"game indices 0-{self.batch_size - 1}, got {got}")
+
         if where.dtype == bool:
             if where.shape != (self.batch_size,):
-                raise ValueError(f"where must be {allowed}, got a bool array of shape {where.shape}")
+                raise refused(f"a bool array of shape {where.shape}")
             return np.flatnonzero(where)
         if where.size == 0:
             return np.zeros(0, np.int64)
         if where.dtype.kind not in "iu" or where.ndim > 1:
-            raise ValueError(f"where must be {allowed}, got {_describe_array(where)}")
+            raise refused(_describe_array(where))
         where = where.astype(np.int64).reshape(-1)
         if where.min() < 0 or where.max() >= self.batch_size:
-            outside = where[(where < 0) | (where >= self.batch_size)]
-            raise ValueError(f"where must be {allowed}, got game indices {outside[:5].tolist()}")
+            raise refused(f"game indices {where[(where < 0) | (where >= self.batch_size)][:5].tolist()}")
         ordered = np.sort(where)
         repeated = ordered[1:][ordered[1:] == ordered[:-1]]
         if len(repeated):  # two deals into one game would mix their cards
-            raise ValueError(f"where must be {allowed}, got game {int(repeated[0])} more than once")
+            raise refused(f"game {int(repeated[0])} more than once")
         return where
 
     @staticmethod
     def _per_game(name, values, k, low, high):
         """``values`` as ``(k,)`` integers in ``low`` to ``high - 1`` (no upper end when None)."""
         given = np.asarray(values)
-        allowed = f"{low}-{high - 1}" if high is not None else f"{low} or more"
-        allowed = f"integers {allowed}, one or one per selected game ({k},)"
+
+        def refused(got: str) -> ValueError:
+            allowed = f"{low}-{high - 1}" if high is not None else f"{low} or more"
+            return ValueError(f"{name} must be integers {allowed}, one or one per selected game ({k},), got {got}")
+
         if given.dtype.kind not in "iu":
-            raise ValueError(f"{name} must be {allowed}, got {_describe_array(given)}")
+            raise refused(_describe_array(given))
         try:
             values = np.broadcast_to(given, (k,))
         except ValueError:
-            raise ValueError(f"{name} must be {allowed}, got shape {given.shape}") from None
+            raise refused(f"shape {given.shape}") from None
         if k and (values.min() < low or (high is not None and values.max() >= high)):
-            raise ValueError(f"{name} must be {allowed}, got {values.tolist()}")
+            raise refused(str(values.tolist()))
         return values
 
     def _side(self, seats: np.ndarray) -> np.ndarray:

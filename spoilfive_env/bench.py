@@ -17,24 +17,51 @@ measurement                 one decision is
                             loop with ``last()`` (observation and mask); ``reset`` included
 ==========================  ==============================================================
 
-The random action is chosen vectorised (``argmax`` of uniform noise times the mask), and that
-cost is included in every number: it is what a trivial policy would cost, and it is small next
-to a step at every batch size. Speed is measured here, never asserted by a test.
+The random legal action is drawn exactly uniformly and its cost is included in every number:
+for a batch, one uniform number per game picks the k-th legal action through the mask packed
+8 actions a byte (:func:`random_legal_actions`, about a fifth of a step at ``B = 4096``); for one
+game, a uniform choice among ``np.flatnonzero(mask)``. Speed is measured here, never asserted
+by a test.
+
+``--peers`` measures the project beside its peers, when they are installed (the ``peers`` extra:
+``pip install "spoilfive[peers]"``): each measurement runs in a fresh subprocess, ours and the
+peer's alternately (who goes first alternates too) for ``--rounds`` rounds, and the table gives
+the ratio ours / peer per round, its median and range. A peer that is not installed, or fails
+to start, is reported as skipped with the reason.
+
+==============================  =====================================  ============================
+comparison                      ours                                   peer
+==============================  =====================================  ============================
+one game, AEC loop              ``agent_iter``/``last``/``step``,       PettingZoo ``leduc_holdem_v4``,
+                                4 players                              ``texas_holdem_v4`` (same loop)
+one game, observation tensor    the same                               OpenSpiel ``euchre``, its
+                                                                       information-state tensor read
+                                                                       at every decision
+batch, mask + step              ``B = 4096``, 4 players                Pgx ``leduc_holdem``, JAX on
+                                                                       CPU, ``jit(vmap(auto_reset))``
+batch, mask + observation       ``B = 4096``, observation of the       OpenSpiel ``euchre`` as above
++ step                          seat to act                            (one game at a time)
+==============================  =====================================  ============================
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
+import os
 import platform
+import statistics
+import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cli import ArgumentParser, non_negative_int
+from .cli import ArgumentParser, non_negative_int, positive_int
 from .core import SpoilFiveCore
 from .env import env as make_env
 from .rules import Rules
@@ -43,12 +70,51 @@ PLAYERS = (2, 4, 6, 10)
 BATCH_SIZES = (1, 64, 1024, 4096)
 DEFAULT_SECONDS = 2.0
 QUICK_SECONDS = 0.02
-SELECTION_NOTE = ("random legal action selection (argmax of uniform noise times the mask) is included "
+SELECTION_NOTE = ("a uniformly random legal action is drawn at every decision and its cost is included "
                   "in every timing")
+DEFAULT_ROUNDS = 5
+PEER_PLAYERS = 4  # table size of our side of every comparison
+PEER_BATCH = 4096  # batch size of the batched comparisons
+WORKER_TIMEOUT = 600  # seconds a measuring subprocess may take, JAX compilation included
+
+_BITS_PER_BYTE = 8
+# Set bits in each byte value, and the position of the j-th set bit of each byte value.
+_BYTE_POPCOUNT = np.array([bin(value).count("1") for value in range(256)], np.uint8)
+_BYTE_SELECT = np.zeros((256, _BITS_PER_BYTE), np.uint8)
+for _value in range(256):
+    _positions = [bit for bit in range(_BITS_PER_BYTE) if _value >> bit & 1]
+    _BYTE_SELECT[_value, : len(_positions)] = _positions
+_BYTE_SELECT = _BYTE_SELECT.reshape(-1)
 
 
-def _random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    return np.argmax(rng.random(mask.shape, dtype=np.float32) * mask, axis=-1)
+def random_legal_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` ``(B, A)`` (every row has one).
+
+    One uniform number per game instead of one per action: the mask is packed 8 actions a byte
+    and laid out ``(bytes, B)``, so the running count of legal actions, the byte holding the
+    k-th and the bit within it are whole-row operations and table lookups.
+
+    >>> mask = np.zeros((3, 107), bool); mask[0, [5, 60]] = True; mask[1, 104] = True; mask[2] = True
+    >>> actions = random_legal_actions(np.random.default_rng(0), mask)
+    >>> bool(mask[np.arange(3), actions].all())
+    True
+    """
+    packed = np.packbits(mask, axis=1, bitorder="little").T.copy()  # (bytes, B)
+    running = _BYTE_POPCOUNT.take(packed)
+    for byte_row in range(1, len(running)):  # legal actions up to and including each byte
+        running[byte_row] += running[byte_row - 1]  # (a loop over 14 bytes: np.cumsum is slower)
+    pick = (rng.random(mask.shape[0], dtype=np.float32) * running[-1]).astype(np.uint8)  # 0 .. legal-1
+    before_byte = running <= pick  # bytes wholly before the picked action
+    byte = before_byte.sum(axis=0, dtype=np.intp)
+    skipped = (running * before_byte).max(axis=0)  # legal actions in those bytes
+    bits = packed[byte, np.arange(mask.shape[0])].astype(np.intp)
+    return byte * _BITS_PER_BYTE + _BYTE_SELECT.take(bits * _BITS_PER_BYTE + (pick - skipped))
+
+
+def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
+    """A uniformly random legal action of one mask ``(A,)``."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(len(legal))])
 
 
 def bench_core(num_players: int, batch_size: int, seconds: float, observe: bool, seed: int = 0) -> dict:
@@ -61,7 +127,7 @@ def bench_core(num_players: int, batch_size: int, seconds: float, observe: bool,
         if observe:
             core.observe()
         live = batch_size - int(core.done.sum())
-        _, done = core.step(_random_actions(rng, mask))
+        _, done = core.step(random_legal_actions(rng, mask))
         if done.any():
             core.reset(done)
         return live
@@ -81,11 +147,14 @@ def bench_core(num_players: int, batch_size: int, seconds: float, observe: bool,
             "decisions_per_second": decisions / elapsed}
 
 
-def bench_aec(num_players: int, seconds: float, seed: int = 0) -> dict:
-    """Decisions per second of the AEC environment (one game), hand after hand."""
-    game = make_env(num_players=num_players)
+def aec_loop(game, seconds: float, seed: int = 0) -> tuple[int, int, float]:
+    """Random legal play of a PettingZoo AEC game, episode after episode, for ``seconds``.
+
+    The loop PettingZoo documents (``agent_iter``, ``last``, ``step``), run alike for ours and
+    for PettingZoo's own games. Returns ``(decisions, episodes, elapsed seconds)``.
+    """
     rng = np.random.default_rng(seed)
-    decisions = hands = 0
+    decisions = episodes = 0
     episode_seed = seed
     start = time.perf_counter()
     elapsed = 0.0
@@ -97,10 +166,16 @@ def bench_aec(num_players: int, seconds: float, seed: int = 0) -> dict:
             if termination or truncation:
                 game.step(None)
                 continue
-            game.step(int(_random_actions(rng, observation["action_mask"])))
+            game.step(random_legal_action(rng, observation["action_mask"]))
             decisions += 1
-        hands += 1
+        episodes += 1
         elapsed = time.perf_counter() - start
+    return decisions, episodes, elapsed
+
+
+def bench_aec(num_players: int, seconds: float, seed: int = 0) -> dict:
+    """Decisions per second of the AEC environment (one game), hand after hand."""
+    decisions, hands, elapsed = aec_loop(make_env(num_players=num_players), seconds, seed)
     return {"kind": "aec", "observe": True, "num_players": num_players, "batch_size": 1,
             "decisions": decisions, "hands": hands, "seconds": elapsed,
             "decisions_per_second": decisions / elapsed}
@@ -163,6 +238,230 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------- beside the peers
+def _peer_pettingzoo(name: str, seconds: float, seed: int) -> dict:
+    import importlib
+
+    game = importlib.import_module(f"pettingzoo.classic.{name}").env()
+    decisions, episodes, elapsed = aec_loop(game, seconds, seed)
+    return {"decisions": decisions, "episodes": episodes, "seconds": elapsed}
+
+
+def _peer_pgx(name: str, seconds: float, seed: int) -> dict:
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jnp
+    import pgx
+    from pgx.experimental import auto_reset
+
+    game = pgx.make(name)
+    init = jax.jit(jax.vmap(game.init))
+    step = jax.vmap(auto_reset(game.step, game.init))
+
+    @jax.jit
+    def one_step(state, key):
+        # The same selection as ours: one uniform number per game picks among the legal actions.
+        act_key, step_key = jax.random.split(key)
+        mask = state.legal_action_mask
+        pick = jnp.floor(jax.random.uniform(act_key, (PEER_BATCH,)) * mask.sum(axis=1))
+        action = jnp.argmax(jnp.cumsum(mask, axis=1) > pick[:, None], axis=1)
+        return step(state, action, jax.random.split(step_key, PEER_BATCH))
+
+    key = jax.random.PRNGKey(seed)
+    key, init_key = jax.random.split(key)
+    state = init(jax.random.split(init_key, PEER_BATCH))
+    for _ in range(3):  # compile and warm up
+        key, step_key = jax.random.split(key)
+        state = one_step(state, step_key)
+    jax.block_until_ready(state)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        key, step_key = jax.random.split(key)
+        state = one_step(state, step_key)
+        steps += 1
+    jax.block_until_ready(state)
+    elapsed = time.perf_counter() - start
+    return {"decisions": steps * PEER_BATCH, "steps": steps, "seconds": elapsed}
+
+
+def _peer_open_spiel(name: str, seconds: float, seed: int) -> dict:
+    import pyspiel
+
+    game = pyspiel.load_game(name)
+    rng = np.random.default_rng(seed)
+    decisions = episodes = 0
+    start = time.perf_counter()
+    elapsed = 0.0
+    while elapsed < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()  # uniform in euchre's deal
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                continue
+            state.information_state_tensor()
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            decisions += 1
+        episodes += 1
+        elapsed = time.perf_counter() - start
+    return {"decisions": decisions, "episodes": episodes, "seconds": elapsed}
+
+
+def _ours(kind: str, seconds: float, seed: int) -> dict:
+    if kind == "aec":
+        return bench_aec(PEER_PLAYERS, seconds, seed)
+    return bench_core(PEER_PLAYERS, PEER_BATCH, seconds, observe=kind == "core_observe", seed=seed)
+
+
+# Worker name -> (modules it needs, function(name, seconds, seed)).
+_WORKERS = {
+    "pettingzoo": (("pettingzoo", "rlcard"), _peer_pettingzoo),
+    "pgx": (("pgx", "jax"), _peer_pgx),
+    "open_spiel": (("pyspiel",), _peer_open_spiel),
+    "ours": ((), _ours),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row of the side-by-side table: our measurement against one peer's."""
+
+    title: str
+    ours: str  # "aec", "core" or "core_observe"
+    peer: str  # "worker:name", e.g. "pgx:leduc_holdem"
+    peer_title: str
+
+
+COMPARISONS = (
+    Comparison("one game, AEC loop", "aec", "pettingzoo:leduc_holdem_v4", "PettingZoo leduc_holdem_v4"),
+    Comparison("one game, AEC loop", "aec", "pettingzoo:texas_holdem_v4", "PettingZoo texas_holdem_v4"),
+    Comparison("one game, observation tensor", "aec", "open_spiel:euchre", "OpenSpiel euchre"),
+    Comparison(f"B={PEER_BATCH}, mask + step", "core", "pgx:leduc_holdem", "Pgx leduc_holdem (JAX CPU)"),
+    Comparison(f"B={PEER_BATCH}, mask + observation + step", "core_observe", "open_spiel:euchre",
+               "OpenSpiel euchre, one game"),
+)
+
+
+def missing_modules(worker: str) -> list[str]:
+    """The modules a worker needs that are not installed (found without importing them)."""
+    needed, _ = _WORKERS[worker.split(":")[0]]
+    return [module for module in needed if importlib.util.find_spec(module) is None]
+
+
+def run_worker(spec: str, seconds: float, seed: int) -> dict:
+    """Measure ``spec`` ("ours:aec", "pgx:leduc_holdem", ...) in a fresh Python process.
+
+    Returns the worker's JSON result with ``decisions_per_second``; raises ``RuntimeError``
+    with the worker's last line of error output when it fails.
+    """
+    command = [sys.executable, "-m", "spoilfive_env.bench", "--worker", spec, "--seconds", repr(seconds),
+               "--seed", str(seed)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=WORKER_TIMEOUT,
+                               env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    if completed.returncode != 0:
+        lines = completed.stderr.strip().splitlines() or [f"exit status {completed.returncode}"]
+        raise RuntimeError(lines[-1])
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    result["decisions_per_second"] = result["decisions"] / result["seconds"]
+    return result
+
+
+def summarize(ours: list[float], peer: list[float]) -> dict:
+    """Ratios ours / peer of paired rounds: every ratio, their median and range, and the rates."""
+    ratios = [a / b for a, b in zip(ours, peer)]
+    return {"ours_rates": ours, "peer_rates": peer, "ratios": ratios, "median": statistics.median(ratios),
+            "low": min(ratios), "high": max(ratios), "ours_median": statistics.median(ours),
+            "peer_median": statistics.median(peer)}
+
+
+def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: float = DEFAULT_SECONDS,
+            seed: int = 0, measure=run_worker, log=None) -> dict:
+    """Run every comparison whose peer is installed, alternating ours and the peer's, round by round.
+
+    Each measurement is a separate process (``measure``), so neither side inherits the other's
+    imports, threads or caches; round ``r`` runs ours first when ``r`` is even. A peer that is
+    missing or fails is skipped, with the reason in its row.
+    """
+    rows = []
+    for comparison in comparisons:
+        row = {"title": comparison.title, "peer": comparison.peer_title, "ours_kind": comparison.ours}
+        missing = missing_modules(comparison.peer)
+        if missing:
+            row["skipped"] = f"not installed: {', '.join(missing)} (pip install 'spoilfive[peers]')"
+            rows.append(row)
+            continue
+        ours, peer = [], []
+        try:
+            for round_index in range(rounds):
+                order = [("ours", f"ours:{comparison.ours}"), ("peer", comparison.peer)]
+                if round_index % 2:
+                    order.reverse()
+                for side, spec in order:
+                    rate = measure(spec, seconds, seed + round_index)["decisions_per_second"]
+                    (ours if side == "ours" else peer).append(rate)
+                if log:
+                    log(f"{comparison.title} vs {comparison.peer_title}: round {round_index + 1}/{rounds} "
+                        f"ours {_rate(ours[-1])}, peer {_rate(peer[-1])}")
+        except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
+            row["skipped"] = f"failed: {error}"
+            rows.append(row)
+            continue
+        row.update(summarize(ours, peer))
+        rows.append(row)
+    from . import __version__
+
+    return {"benchmark": "spoilfive beside its peers: decisions per second, ratio ours / peer per round",
+            "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
+            "python": platform.python_version(), "numpy": np.__version__,
+            "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
+            "rounds": rounds, "seconds_per_measurement": seconds, "players": PEER_PLAYERS,
+            "batch_size": PEER_BATCH, "rows": rows}
+
+
+def format_comparison(report: dict) -> str:
+    """The side-by-side table as Markdown: one row per comparison, ratio median and range."""
+    lines = [
+        f"Spoil Five beside its peers, {report['date']}: {report['rounds']} rounds of "
+        f"{report['seconds_per_measurement']:g} s per side, each in its own process, alternating; "
+        f"{report['players']} players",
+        f"Note: {report['note']}.",
+        f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
+        f"{report['machine']}",
+        "",
+        "| what | ours (median) | peer | peer (median) | ratio ours/peer: median (range) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in report["rows"]:
+        if "skipped" in row:
+            lines.append(f"| {row['title']} | | {row['peer']} | | skipped: {row['skipped']} |")
+            continue
+        lines.append(f"| {row['title']} | {_rate(row['ours_median'])}/s | {row['peer']} | "
+                     f"{_rate(row['peer_median'])}/s | {_ratio(row['median'])} "
+                     f"({_ratio(row['low'])}-{_ratio(row['high'])}) |")
+    observed = {row["ours_kind"]: row for row in report["rows"] if "ratios" in row}
+    if "core" in observed and "core_observe" in observed:
+        share = observed["core_observe"]["ours_median"] / observed["core"]["ours_median"]
+        lines += ["", f"Ours, B={report['batch_size']}: mask + observation + step runs at {share:.0%} "
+                      f"of mask + step (medians of the rounds above)."]
+    return "\n".join(lines)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+
+def _worker_main(spec: str, seconds: float, seed: int) -> int:
+    worker, _, name = spec.partition(":")
+    if worker not in _WORKERS:
+        print(f"unknown worker {spec!r}: expected one of {', '.join(_WORKERS)} and a name", file=sys.stderr)
+        return 2
+    result = _WORKERS[worker][1](name, seconds, seed)
+    print(json.dumps({"worker": spec, "decisions": result["decisions"], "seconds": result["seconds"]}))
+    return 0
+
+
 def _int_list(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",") if part.strip()]
@@ -185,6 +484,12 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-sizes", type=_int_list, default=list(BATCH_SIZES),
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and the random actions")
+    parser.add_argument("--peers", action="store_true",
+                        help="measure beside the installed peers (PettingZoo classic, Pgx, OpenSpiel: the "
+                             "'peers' extra), each side in its own process, alternating, and print the ratios")
+    parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
+                        help=f"rounds of --peers (default {DEFAULT_ROUNDS})")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # one measurement, for --peers' subprocesses
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
     if not math.isfinite(seconds) or seconds <= 0:  # nan or inf would never end a measurement
@@ -195,6 +500,15 @@ def main(argv=None) -> int:
     for b in args.batch_sizes:
         if b < 1:
             parser.error(f"--batch-sizes: {b} is not allowed: batch sizes must be positive")
+    if args.worker:
+        return _worker_main(args.worker, seconds, args.seed)
+    if args.peers:
+        def log(line):
+            print(line, file=sys.stderr, flush=True)
+
+        report = compare(rounds=args.rounds, seconds=seconds, seed=args.seed, log=log)
+        print(json.dumps(report, indent=2) if args.json else format_comparison(report))
+        return 0
     report = run(args.players, args.batch_sizes, seconds, args.seed)
     print(json.dumps(report, indent=2) if args.json else format_table(report))
     return 0

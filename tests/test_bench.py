@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from spoilfive_env import bench
+from spoilfive_env.actions import NUM_ACTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,3 +62,106 @@ def test_table_output_and_options():
 def test_bad_arguments_are_refused(args, fragment):
     completed = run_bench("--quick", *args)
     assert completed.returncode == 2 and fragment in completed.stderr
+
+
+# ---------------------------------------------------------------- random legal actions
+def test_random_legal_actions_are_legal_and_uniform():
+    rng = np.random.default_rng(5)
+    games = 60_000
+    mask = np.zeros((games, NUM_ACTIONS), bool)
+    mask[:, [3, 50, 60, 104]] = True  # four legal actions in every game,
+    mask[::2, 106] = True  # a fifth in every other game,
+    mask[1::4] = True  # and every action in a quarter of the games (a finished game's row)
+    actions = bench.random_legal_actions(rng, mask)
+    assert actions.shape == (games,) and mask[np.arange(games), actions].all()
+    counts = np.bincount(actions[1::4], minlength=NUM_ACTIONS)
+    assert (counts > 0).sum() > 100  # an all-legal row can get any action, not only the first ones
+    partial = np.flatnonzero(~mask.all(axis=1))
+    odd = partial[partial % 2 == 1]  # four legal actions each
+    seen = np.bincount(actions[odd], minlength=NUM_ACTIONS)[[3, 50, 60, 104]]
+    expected = len(odd) / 4
+    assert np.all(np.abs(seen - expected) < 5 * np.sqrt(expected))  # 5 sigma: uniform, not first-biased
+
+
+def test_random_legal_action_of_one_mask():
+    rng = np.random.default_rng(1)
+    mask = np.zeros(NUM_ACTIONS, np.int8)
+    mask[[7, 105]] = 1
+    picks = {bench.random_legal_action(rng, mask) for _ in range(200)}
+    assert picks == {7, 105}
+
+
+# ---------------------------------------------------------------- beside the peers (no peer needed)
+def test_summarize_gives_paired_ratios_median_and_range():
+    summary = bench.summarize([10.0, 30.0, 20.0], [5.0, 10.0, 20.0])
+    assert summary["ratios"] == [2.0, 3.0, 1.0]
+    assert (summary["median"], summary["low"], summary["high"]) == (2.0, 1.0, 3.0)
+    assert (summary["ours_median"], summary["peer_median"]) == (20.0, 10.0)
+
+
+def _fake_comparisons():
+    return (bench.Comparison("one game", "aec", "pettingzoo:fake_v0", "Fake"),
+            bench.Comparison("batch", "core", "pgx:fake", "Fake batch"),
+            bench.Comparison("batch obs", "core_observe", "open_spiel:fake", "Fake obs"))
+
+
+def test_compare_alternates_sides_and_skips_missing_or_failing_peers(monkeypatch):
+    monkeypatch.setitem(bench._WORKERS, "pgx", (("no_such_module_for_spoilfive_tests",), None))
+    monkeypatch.setitem(bench._WORKERS, "pettingzoo", ((), None))
+    monkeypatch.setitem(bench._WORKERS, "open_spiel", ((), None))
+    calls = []
+
+    def measure(spec, seconds, seed):
+        calls.append((spec, seed))
+        if spec == "open_spiel:fake":
+            raise RuntimeError("ImportError: the peer would not start")
+        return {"decisions_per_second": 200.0 if spec.startswith("ours") else 100.0 + seed}
+
+    report = bench.compare(_fake_comparisons(), rounds=3, seconds=0.5, seed=10, measure=measure)
+    one_game, batch, batch_obs = report["rows"]
+    # Ours first in even rounds, the peer first in odd rounds; the round's seed on both sides.
+    assert calls[:6] == [("ours:aec", 10), ("pettingzoo:fake_v0", 10), ("pettingzoo:fake_v0", 11),
+                         ("ours:aec", 11), ("ours:aec", 12), ("pettingzoo:fake_v0", 12)]
+    assert one_game["ratios"] == [200 / 110, 200 / 111, 200 / 112] and one_game["median"] == 200 / 111
+    assert "not installed" in batch["skipped"] and "no_such_module_for_spoilfive_tests" in batch["skipped"]
+    assert not any(spec == "pgx:fake" for spec, _ in calls)  # a missing peer is never started
+    assert batch_obs["skipped"].startswith("failed:") and "would not start" in batch_obs["skipped"]
+    assert report["rounds"] == 3 and report["batch_size"] == bench.PEER_BATCH
+
+    table = bench.format_comparison(report)
+    assert "| one game | 200/s | Fake | 111/s | 1.80 (1.79-1.82) |" in table
+    assert "skipped: not installed" in table and "skipped: failed" in table
+    assert report["date"] in table and "alternating" in table
+
+
+def test_format_comparison_gives_the_observation_share():
+    row = {"title": "t", "peer": "p", "ratios": [1.0], "median": 1.0, "low": 1.0, "high": 1.0, "peer_median": 1.0}
+    report = {"date": "2026-12-01", "rounds": 1, "seconds_per_measurement": 1.0, "players": 4, "note": "n",
+              "spoilfive_version": "x", "python": "3", "numpy": "2", "machine": "m", "batch_size": 4096,
+              "rows": [{**row, "ours_kind": "core", "ours_median": 1000.0},
+                       {**row, "ours_kind": "core_observe", "ours_median": 600.0}]}
+    assert "mask + observation + step runs at 60% of mask + step" in bench.format_comparison(report)
+
+
+def test_worker_measures_ours_in_its_own_process():
+    completed = run_bench("--worker", "ours:core", "--seconds", "0.05")
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)
+    assert result["worker"] == "ours:core" and result["decisions"] > 0 and result["seconds"] >= 0.05
+    unknown = run_bench("--worker", "nobody:game", "--seconds", "0.05")
+    assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
+
+
+def test_peers_flag_prints_the_comparison(monkeypatch, capsys):
+    seen = {}
+
+    def fake_compare(rounds, seconds, seed, log):
+        seen.update(rounds=rounds, seconds=seconds, seed=seed)
+        return {"date": "2026-12-01", "rounds": rounds, "seconds_per_measurement": seconds, "players": 4,
+                "note": "n", "spoilfive_version": "x", "python": "3", "numpy": "2", "machine": "m",
+                "batch_size": 4096, "rows": [{"title": "t", "peer": "p", "skipped": "not installed: x"}]}
+
+    monkeypatch.setattr(bench, "compare", fake_compare)
+    assert bench.main(["--peers", "--rounds", "2", "--seconds", "0.1", "--seed", "3"]) == 0
+    assert seen == {"rounds": 2, "seconds": 0.1, "seed": 3}
+    assert "| t | | p | | skipped: not installed: x |" in capsys.readouterr().out

@@ -49,7 +49,7 @@ from spoilfive_env.observation import OBS_DIM
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-players", type=int, default=4)
-    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--episodes", type=int, default=64, help="hands collected per iteration")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--hidden", type=int, default=256)

@@ -141,7 +141,8 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     obs = np.zeros((B, OBS_DIM), np.float32)
     seats16 = seats.astype(np.int16)
     absolute = seat_mod.take(seats16[:, None] + seat_range)  # (B, n) seat of relative k
-    col = rows[:, None]
+    # Per-seat arrays are read through one flat index: a 1-D take beats a (rows, seats) pair.
+    seat_rows = absolute + (rows * n)[:, None]
 
     # Rows: seat blocks, trick seats (n), value blocks, trick cards (n), constant columns.
     k_seat = len(_SEAT_BLOCKS)
@@ -179,13 +180,13 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     obs[:, SLICES["hand"]] = core.holder == seats[:, None]
     played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
     played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]
-    obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won[col, absolute] / TRICKS_TO_WIN
+    obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won.reshape(-1).take(seat_rows) / TRICKS_TO_WIN
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
-    voids[:, :n] = core.void[col, absolute]
+    voids[:, :n] = core.void.reshape(B * n, -1).take(seat_rows, axis=0)
     if core.rules.conceal_ace_penalty:  # nobody conceals otherwise
         obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
     obs[:, _START["pool"]] = core.pool / CHIP_SCALE
-    obs[:, _START["chips"]: _START["chips"] + n] = core.chips[col, absolute] / CHIP_SCALE
+    obs[:, _START["chips"]: _START["chips"] + n] = core.chips.reshape(-1).take(seat_rows) / CHIP_SCALE
     if core.mode == "game":
         place = _START["hand_place"]
         obs[:, place] = core.hand_index / core.rules.num_hands

@@ -21,7 +21,10 @@ What happens (the signposts in ``main`` follow this list):
 3. **Rollout.** Every game plays ``--hands-per-game`` hands (then waits for the others).
    Each (game, seat) is its own trajectory of that seat's decisions; decisions with a
    single legal action are played without the network and are not trajectory steps. The
-   hand's equity reaches each seat's last decision.
+   hand's equity reaches each seat's last decision. The rollout is one class,
+   :class:`~spoilfive_integrations.selfplay.SelfPlayRollout`, run here or, with ``--ray
+   [ADDRESS] --workers N``, by Ray actors each holding its share of the games, the learner
+   staying here (``spoilfive_integrations/ray_training.py``; docs/training.md, "Scaling on Ray").
 4. **Advantages.** GAE along each seat's trajectory (``--gamma``, ``--gae-lambda``); the
    critic is ``local`` (the seat's observation) or ``omniscient`` (it also sees every hand,
    as PerfectDou's does; training only).

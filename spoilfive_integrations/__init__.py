@@ -19,6 +19,8 @@ module                      what it gives
 ``rllib``                   a ``MultiAgentEnv`` over many games and an action-masking
                             RLModule (``pip install ".[rllib]"``)
 ``play``                    the terminal game (``python -m spoilfive_env.play``)
+``selfplay``                ``SelfPlayRollout``: ``train.py``'s self-play rollout over core batches
+``ray_training``            ``train.py --ray``'s rollout workers as Ray actors (``pip install ".[ray]"``)
 ==========================  ============================================================
 
 Heavy libraries (stable-baselines3, Ray, TorchRL, Tianshou) are imported only by the module

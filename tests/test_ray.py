@@ -203,3 +203,13 @@ def test_train_refuses_bad_ray_input_before_any_work(cluster, tmp_path, capsys):
         result = run(str(ROOT / "train.py"), "--runs-dir", str(tmp_path), "--run-name", "bad", *TINY, *args)
         assert result.returncode == 2 and says in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+
+
+def test_the_single_machine_path_never_imports_ray():
+    code = ("import sys, importlib.util; from agents.evaluate import evaluate; evaluate(['random', 'greedy'], 3, 30); "
+            "import spoilfive_integrations.selfplay; "
+            "spec = importlib.util.spec_from_file_location('train', 'train.py'); "
+            "spec.loader.exec_module(importlib.util.module_from_spec(spec)); "
+            "print('ray' in sys.modules)")
+    result = run("-c", code)
+    assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr

@@ -34,7 +34,8 @@ What a seat knows, and so what :func:`sample_hidden` respects:
 * the robbing rights: when the turn-up is not an ace, whoever robbed or declined holds the
   ace of trumps until he plays it, and a player who has had his turn in the first trick
   without robbing or declining does not hold it (under ``conceal_ace_penalty`` he may, and
-  then he concealed it: the built game demotes that ace);
+  then he concealed it: the built game demotes that ace; but not if he answered a trump
+  lead in trick 1 with a plain card, since the demoted ace would have bound him to a trump);
 * how many cards each player still holds.
 
 Everything else is unknown: the other cards are dealt uniformly at random to the other
@@ -260,6 +261,16 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
         open_rows = np.flatnonzero(ace_open & (entitled < 0))
         barred = _had_first_turn(info)[open_rows]
         forbidden[open_rows[:, None], seats[None, :], ace[open_rows][:, None]] |= barred
+    else:
+        # The play that conceals the ace is judged with it demoted (docs/rules.md), so a seat
+        # that answered a trump lead in trick 1 with a plain card, unannounced, holds no ace of
+        # trumps. Only the current trick is observed: this is known while trick 1 lasts.
+        first = np.flatnonzero(ace_open & (entitled < 0) & (info.trick_number == 0) & (info.led_card >= 0))
+        first = first[suits[first, info.led_card[first]] == TRUMP]
+        for position in range(1, n):
+            card = info.trick_cards[first, position]
+            plain = first[(card >= 0) & (suits[first, np.maximum(card, 0)] != TRUMP)]
+            forbidden[plain, (info.leader[plain] + position) % n, ace[plain]] = True
 
     held = (holders[:, :, None] == seats[None, None, :]).sum(axis=1)  # (B, n) assigned so far
     slots = HAND_SIZE - played_count - held

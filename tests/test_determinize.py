@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.base import sample_legal
-from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS
+from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, card_index
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.rules import Rules
@@ -114,6 +114,23 @@ def test_game_mode_observations_round_trip():
         built = games_from_information(obs, holders, discards, rules, mode="game")
         assert np.array_equal(built.observe(0), obs)
         core.step(sample_legal(core.legal_mask(), rng))
+
+
+def test_a_seat_that_reneged_in_trick_1_unannounced_holds_no_concealed_ace():
+    """conceal_ace_penalty: the concealing play is judged with the ace demoted (docs/rules.md)."""
+    rules = Rules(num_players=4, conceal_ace_penalty=True)
+    core = SpoilFiveCore(1, rules=rules, seed=0, deal=False)
+    hands = [["2H", "KC", "3D", "4D", "6D"], ["QC", "2S", "3S", "4S", "6S"],
+             ["JC", "8D", "9D", "10D", "5S"], ["AH", "10C", "7S", "8S", "9S"]]
+    core.reset(hands=[[[card_index(c) for c in hand] for hand in hands]], turnups=[card_index("7H")], dealers=[3])
+    core.step(np.array([card_index("2H")]))  # a trump lead
+    core.step(np.array([card_index("QC")]))  # seat 1 answers with a plain card, unannounced
+    assert core.current[0] == 2
+    observations = np.repeat(core.observe(), 400, axis=0)
+    holders, _ = sample_hidden(observations, np.random.default_rng(0), rules)
+    ace_at = holders[:, card_index("AH")]  # seats relative to seat 2: seat 1 is 3
+    assert not (ace_at == 3).any(), "seat 1 could not have concealed the ace and played QC"
+    assert (ace_at == 1).any() and (ace_at == 2).any()  # seat 3 (not yet played) and the leader may
 
 
 def test_unconstrained_cards_are_spread_evenly():

@@ -96,6 +96,25 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
                                                             seed=3).reset())
 
 
+def test_sb3_vec_env_refuses_or_penalises_an_illegal_action():
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    strict = SpoilFiveSB3VecEnv(num_envs=4, opponents="random", seed=1)
+    strict.reset()
+    illegal = np.argmin(strict.action_masks(), axis=1)
+    before = strict.core.subset(np.arange(4))
+    with pytest.raises(ValueError, match="illegal action"):
+        strict.step(illegal)
+    assert np.array_equal(before.holder, strict.core.holder) and np.array_equal(before.current, strict.core.current)
+
+    lenient = SpoilFiveSB3VecEnv(num_envs=4, opponents="random", seed=1, illegal_action="penalty")
+    lenient.reset()
+    actions = np.argmax(lenient.action_masks(), axis=1)
+    actions[2] = np.argmin(lenient.action_masks()[2])
+    _, rewards, dones, infos = lenient.step(actions)
+    assert dones[2] and rewards[2] < 0 and infos[2]["penalty"] and "terminal_observation" in infos[2]
+
+
 def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_opponents():
     from sb3_contrib import MaskablePPO
 

@@ -39,6 +39,8 @@ MAX_RESTARTS = 4
 """How many times Ray restarts a dead rollout worker over a run."""
 POLL_S = 0.25
 """How often the driver, waiting for rollouts, looks at whether Ctrl-C asked it to stop."""
+READY_TIMEOUT_S = 300.0
+"""How long the workers may take to start (their CPUs may be held by another job on the cluster)."""
 
 
 def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int) -> None:
@@ -90,7 +92,12 @@ class RolloutWorkers:
         check_workers(workers, cluster_cpus(self.ray), settings["num_games"], sizes)
         self.say = say
         self.actors = [RolloutWorker.remote(settings, np.asarray(league_weights), w, workers) for w in range(workers)]
-        started = ray.get([actor.ready.remote() for actor in self.actors])
+        try:
+            started = ray.get([actor.ready.remote() for actor in self.actors], timeout=READY_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:
+            self.close()
+            raise ValueError(f"--workers {workers}: the Ray cluster did not start {workers} worker(s) within "
+                             f"{READY_TIMEOUT_S:.0f} s (are its CPUs held by another job? see `ray status`)") from None
         self.pids = [pid for pid, _ in started]
         self.games = [games for _, games in started]
         self.lost = 0  # rollouts lost for good over the run

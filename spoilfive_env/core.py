@@ -611,8 +611,9 @@ class SpoilFiveCore:
             self.void[g[plain], seat[plain], led_suit[plain]] = True
         # Trump lead answered by a plain card: void in trumps unless a privileged trump above
         # the lead could still be held back in that hand.
-        t = np.flatnonzero((led_suit == TRUMP) & (card_suit != TRUMP))
-        if len(t):
+        plain_on_trump = (led_suit == TRUMP) & (card_suit != TRUMP)
+        if plain_on_trump.any():
+            t = np.flatnonzero(plain_on_trump)
             gt, st = g[t], seat[t]
             # The public tables, not the game's own: a concealed ace is known only to its holder.
             trump = self.trump[gt]
@@ -649,8 +650,11 @@ class SpoilFiveCore:
         else:
             side_tricks = self.tricks_won[t, winner]
         jinking = self.jinker[t] >= 0
-        jink_lost = jinking & (self._side(self.jinker[t]) != side)
-        jink_won = jinking & ~jink_lost & (trick_number == NUM_TRICKS)
+        if jinking.any():
+            jink_lost = jinking & (self._side(self.jinker[t]) != side)
+            jink_won = jinking & ~jink_lost & (trick_number == NUM_TRICKS)
+        else:  # the common case: nobody plays on for five
+            jink_lost = jink_won = jinking
         reached = ~jinking & (side_tricks == TRICKS_TO_WIN)
         offers_jink = reached & (trick_number == TRICKS_TO_WIN) & self.rules.allow_jink
         wins = reached & ~offers_jink
@@ -660,7 +664,8 @@ class SpoilFiveCore:
         else:
             nobody_can = (self.tricks_won[t].max(axis=1) + remaining) < TRICKS_TO_WIN
             spoiled = jink_lost | (~jinking & ~reached & nobody_can)
-        self.phase[t[offers_jink]] = PHASE_JINK
+        if offers_jink.any():
+            self.phase[t[offers_jink]] = PHASE_JINK
         ends = wins | jink_won | spoiled
         if ends.any():
             winners = np.where(spoiled, -1, side)[ends]

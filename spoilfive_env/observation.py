@@ -46,6 +46,8 @@ turn-up left on the table, not the turn-up held by another robber).
 
 from __future__ import annotations
 
+from functools import cache, lru_cache
+
 import numpy as np
 
 from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, SUIT_NAMES, TRICKS_TO_WIN, card_str
@@ -127,6 +129,22 @@ def _scatter_layout(core) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.n
     return _SCATTER_LAYOUTS[key]
 
 
+@cache
+def _seats_from(n: int) -> np.ndarray:
+    """``(n, n)``: row ``s`` lists the seats at relative places 0 .. n-1 of viewer ``s``."""
+    seats = ((np.arange(n)[:, None] + np.arange(n)) % n).astype(np.int8)  # played_by's dtype
+    seats.flags.writeable = False
+    return seats
+
+
+@lru_cache(maxsize=16)
+def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
+    """``(B, 1)``: the first flat index of each game's row in a ``(B, n)`` per-seat array."""
+    offsets = (np.arange(batch_size) * n)[:, None]
+    offsets.flags.writeable = False
+    return offsets
+
+
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
 
@@ -140,9 +158,9 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     rows = core._all
     obs = np.zeros((B, OBS_DIM), np.float32)
     seats16 = seats.astype(np.int16)
-    absolute = seat_mod.take(seats16[:, None] + seat_range)  # (B, n) seat of relative k
+    absolute = _seats_from(n).take(seats, axis=0)  # (B, n) seat of relative k
     # Per-seat arrays are read through one flat index: a 1-D take beats a (rows, seats) pair.
-    seat_rows = absolute + (rows * n)[:, None]
+    seat_rows = absolute + _seat_row_offsets(B, n)
 
     # Rows: seat blocks, trick seats (n), value blocks, trick cards (n), constant columns.
     k_seat = len(_SEAT_BLOCKS)
@@ -180,13 +198,14 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     obs[:, SLICES["hand"]] = core.holder == seats[:, None]
     played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
     played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]
-    obs[:, _START["tricks_won"]: _START["tricks_won"] + n] = core.tricks_won.reshape(-1).take(seat_rows) / TRICKS_TO_WIN
+    np.divide(core.tricks_won.reshape(-1).take(seat_rows), TRICKS_TO_WIN,
+              out=obs[:, _START["tricks_won"]: _START["tricks_won"] + n])
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)
     voids[:, :n] = core.void.reshape(B * n, -1).take(seat_rows, axis=0)
     if core.rules.conceal_ace_penalty:  # nobody conceals otherwise
         obs[:, _START["own_concealed"]] = core.concealed & (core.rob_seat == seats)
-    obs[:, _START["pool"]] = core.pool / CHIP_SCALE
-    obs[:, _START["chips"]: _START["chips"] + n] = core.chips.reshape(-1).take(seat_rows) / CHIP_SCALE
+    np.divide(core.pool, CHIP_SCALE, out=obs[:, _START["pool"]])
+    np.divide(core.chips.reshape(-1).take(seat_rows), CHIP_SCALE, out=obs[:, _START["chips"]: _START["chips"] + n])
     if core.mode == "game":
         place = _START["hand_place"]
         obs[:, place] = core.hand_index / core.rules.num_hands

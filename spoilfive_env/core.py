@@ -89,8 +89,6 @@ from .rules import Rules, check_chip_headroom, is_integer
 MODES = ("hand", "game")
 REWARDS = ("equity", "chips")
 NUM_PHASES = len(PHASE_NAMES)
-NUM_PHASES = len(PHASE_NAMES)
-NUM_PHASES = len(PHASE_NAMES)
 NUM_EFFECTIVE_SUITS = 5
 
 # Kinds of action, looked up from the action id in one gather.

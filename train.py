@@ -567,7 +567,8 @@ def main(argv=None) -> dict:
 
         try:
             workers = RolloutWorkers(dataclasses.asdict(args), parse_weights(args.league), args.workers, args.ray,
-                                     say=lambda text: print(text, file=sys.stderr, flush=True))
+                                     say=lambda text: print(text, file=sys.stderr, flush=True),
+                                     bf16_obs=use_bf16(args.precision, resolve_device(args.device)))
         except ValueError as error:
             fail(str(error))
     try:
@@ -604,7 +605,6 @@ def main(argv=None) -> dict:
     rollout = SelfPlayRollout(dataclasses.asdict(args), league, device=device, bf16=bf16, net=net) \
         if workers is None else None
     omniscient = args.critic == "omniscient"
-    obs_dtype = torch.bfloat16 if bf16 else torch.float32  # bf16 loses nothing the bf16 network would see
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)  # noqa: E731
 
     from torch.utils.tensorboard import SummaryWriter
@@ -746,7 +746,7 @@ def main(argv=None) -> dict:
         # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
         t0 = time.perf_counter()
         next_row, reward, assigned, step_offsets = batch.next_row, batch.reward, batch.assigned, batch.step_offsets
-        b_obs = torch.from_numpy(batch.obs).to(device, obs_dtype)
+        b_obs = batch.obs_tensor(device)
         b_mask = torch.from_numpy(batch.mask).to(device)
         b_holder = torch.from_numpy(batch.holder).to(device) if omniscient else None
         b_actions, b_logp = torch.from_numpy(batch.action).to(device), torch.from_numpy(batch.logp).to(device)
@@ -777,7 +777,7 @@ def main(argv=None) -> dict:
         passes = 0
         net.train()
         clipfracs, approx_kl = [], torch.zeros(())
-        for epoch in range(args.update_epochs):
+        for _ in range(args.update_epochs):
             order = torch.randperm(N, device=device, generator=gen)
             for mb in order.tensor_split(max(1, round(N / args.minibatch_size))):  # near-equal sizes
                 with autocast():
@@ -907,7 +907,8 @@ def main(argv=None) -> dict:
     summary["time_seconds"] = {k: round(v, 1) for k, v in timers.items()}
     train_time = total_time - timers.get("eval", 0.0)
     summary["decisions_per_s"] = round(progress["decisions"] / max(progress["seconds"], 1e-9))
-    summary["decisions_per_s_excluding_eval"] = round(progress["decisions"] / max(train_time, 1e-9)) if not resumed else None
+    summary["decisions_per_s_excluding_eval"] = (round(progress["decisions"] / max(train_time, 1e-9))
+                                                 if not resumed else None)
     try:
         plot_learning_curve(csv_path, run_dir / "learning_curve.png")
     except Exception as error:  # a plot must not lose a finished run

@@ -43,7 +43,6 @@ seat of the same game).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys

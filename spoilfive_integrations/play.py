@@ -29,8 +29,17 @@ import numpy as np
 
 from agents import load_agent
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
-from spoilfive_env.cards import (ACE, ACE_OF_TRUMPS, MAX_PLAYERS, MIN_PLAYERS, NUM_RANKS, SUIT_SYMBOLS, TRUMP,
-                                 card_index, card_str)
+from spoilfive_env.cards import (
+    ACE,
+    ACE_OF_TRUMPS,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_RANKS,
+    SUIT_SYMBOLS,
+    TRUMP,
+    card_index,
+    card_str,
+)
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
 from spoilfive_env.env import raw_env, render_table
@@ -313,7 +322,8 @@ def main(argv=None) -> int:
     if not specs:
         parser.error("--opponents needs at least one agent")
     if len(specs) > args.players - 1:
-        parser.error(f"--opponents: {len(specs)} agents for the {args.players - 1} other seats of --players {args.players}")
+        parser.error(f"--opponents: {len(specs)} agents for the {args.players - 1} other seats of "
+                     f"--players {args.players}")
     opponents = []
     for i, spec in enumerate(specs):
         try:

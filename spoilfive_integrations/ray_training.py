@@ -58,10 +58,11 @@ def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int)
 class RolloutWorker:
     """One Ray actor: a :class:`SelfPlayRollout` holding worker ``worker``'s share of the games."""
 
-    def __init__(self, settings: dict, league_weights, worker: int, workers: int):
+    def __init__(self, settings: dict, league_weights, worker: int, workers: int, bf16_obs: bool):
         torch.set_num_threads(1)
         self.rollout = SelfPlayRollout(settings, np.asarray(league_weights), worker=worker, workers=workers,
-                                       device="cpu", bf16=cpu_bf16(settings.get("precision", "auto")))
+                                       device="cpu", bf16=cpu_bf16(settings.get("precision", "auto")),
+                                       bf16_obs=bf16_obs)
 
     def ready(self) -> tuple[int, int]:
         """The worker's process id and its number of games (once it is built)."""
@@ -80,18 +81,20 @@ class RolloutWorkers:
         workers: how many actors.
         address: ``--ray``'s value (see :func:`agents.sharding.connect`).
         say: where to log (restarts, lost rollouts).
+        bf16_obs: the learner keeps observations in bf16: the workers send them so (half the bytes).
 
     Raises:
         ValueError: the address is unreachable, or the cluster or the games cannot take
             ``workers`` (before any actor is made).
     """
 
-    def __init__(self, settings: dict, league_weights, workers: int, address, say=print):
+    def __init__(self, settings: dict, league_weights, workers: int, address, say=print, bf16_obs: bool = False):
         self.ray = connect(address)
         sizes = settings["max_players"] - settings["min_players"] + 1
         check_workers(workers, cluster_cpus(self.ray), settings["num_games"], sizes)
         self.say = say
-        self.actors = [RolloutWorker.remote(settings, np.asarray(league_weights), w, workers) for w in range(workers)]
+        self.actors = [RolloutWorker.remote(settings, np.asarray(league_weights), w, workers, bf16_obs)
+                       for w in range(workers)]
         try:
             started = ray.get([actor.ready.remote() for actor in self.actors], timeout=READY_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:

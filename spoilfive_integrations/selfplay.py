@@ -103,7 +103,7 @@ class RolloutBatch:
     ``step_offsets`` cut the rows into rollout steps (GAE sweeps them backwards).
     """
 
-    obs: np.ndarray  # (N, OBS_DIM) float32
+    obs: np.ndarray  # (N, OBS_DIM) float32, or int16 holding bf16 bits (half the bytes to ship; see obs_tensor)
     mask: np.ndarray  # (N, NUM_ACTIONS) bool
     holder: np.ndarray | None  # (N, NUM_CARDS) int8, relative holder seat (omniscient critic only)
     action: np.ndarray  # (N,) int64
@@ -118,6 +118,11 @@ class RolloutBatch:
 
     def __len__(self) -> int:
         return len(self.action)
+
+    def obs_tensor(self, device) -> torch.Tensor:
+        """The observations as a torch tensor on ``device`` (bf16 if they were kept in bf16)."""
+        obs = torch.from_numpy(self.obs)
+        return (obs.view(torch.bfloat16) if obs.dtype == torch.int16 else obs).to(device)
 
 
 def merge_batches(batches: list[RolloutBatch]) -> RolloutBatch:
@@ -164,16 +169,20 @@ class SelfPlayRollout:
         worker, workers: this rollout holds worker ``worker``'s share of ``workers``.
         device: torch device of the rollout's networks.
         bf16: run the networks under bf16 autocast.
+        bf16_obs: keep the observations in bf16, as a bf16 learner does (its network sees nothing
+            more; half the bytes through Ray's object store); default: ``bf16``.
         net: the current policy to act with (in-process: the learner's own network); ``None``
             makes a copy that :meth:`collect` loads weights into.
     """
 
     def __init__(self, settings: dict, league_weights: np.ndarray, *, worker: int = 0, workers: int = 1,
-                 device: str | torch.device = "cpu", bf16: bool = False, net: PolicyNet | None = None):
+                 device: str | torch.device = "cpu", bf16: bool = False, bf16_obs: bool | None = None,
+                 net: PolicyNet | None = None):
         self.seed = int(settings["seed"])
         self.worker, self.workers = int(worker), int(workers)
         self.device = torch.device(device)
         self.bf16 = bool(bf16)
+        self.bf16_obs = self.bf16 if bf16_obs is None else bool(bf16_obs)
         self.omniscient = settings["critic"] == "omniscient"
         hidden = tuple(int(h) for h in str(settings["hidden"]).split(",") if h.strip())
 
@@ -279,10 +288,12 @@ class SelfPlayRollout:
                 # the current policy: one forward pass over its rows of every core
                 t0 = time.perf_counter()
                 if N > start:
-                    parts["obs"].append(np.concatenate(step_obs))
+                    obs_t = torch.from_numpy(np.concatenate(step_obs))
+                    kept = obs_t.to(torch.bfloat16) if self.bf16_obs else obs_t
+                    parts["obs"].append(kept.view(torch.int16).numpy() if self.bf16_obs else kept.numpy())
                     parts["mask"].append(np.concatenate(step_mask))
                     with self._autocast():
-                        dist = self.net.distribution(torch.from_numpy(parts["obs"][-1]).to(device),
+                        dist = self.net.distribution((kept if self.bf16 else obs_t).to(device),
                                                      torch.from_numpy(parts["mask"][-1]).to(device))
                     action_t = dist.sample(self.generator)
                     parts["action"].append(action_t.cpu().numpy())
@@ -363,7 +374,8 @@ class SelfPlayRollout:
             return np.concatenate(parts[name]) if parts[name] else np.zeros(shape, dtype)
 
         return RolloutBatch(
-            obs=joined("obs", (0, OBS_DIM), np.float32), mask=joined("mask", (0, NUM_ACTIONS), bool),
+            obs=joined("obs", (0, OBS_DIM), np.int16 if self.bf16_obs else np.float32),
+            mask=joined("mask", (0, NUM_ACTIONS), bool),
             holder=joined("holder", (0, NUM_CARDS), np.int8) if omniscient else None,
             action=joined("action", (0,), np.int64).astype(np.int64), logp=joined("logp", (0,), np.float32),
             next_row=next_row, reward=reward, assigned=assigned,

@@ -151,6 +151,7 @@ class SpoilFiveCore:
         self._all = np.arange(B)
         self._seats = np.arange(n, dtype=np.int8)
         self._team_of_seat = (self._seats % 2).astype(np.int8)
+        self._next_seat = np.roll(self._seats, -1)  # seat to the left: one gather, no modulo
 
         i8 = np.int8
         self.holder = np.full((B, NUM_CARDS), -1, i8)
@@ -335,6 +336,15 @@ class SpoilFiveCore:
         if bad.any():
             game = int(np.flatnonzero(bad)[0])
             raise ValueError(self.illegal_action_message(game, int(actions[game])))
+        return self._apply_actions(actions, clipped, live)
+
+    def _apply_actions(self, actions, clipped, live) -> tuple[np.ndarray, np.ndarray]:
+        """Apply actions already checked legal; the rules part of :meth:`step`.
+
+        ``clipped`` holds the action ids with 0 where they were out of range, ``live`` the
+        games that move. The AEC environment, which checks its one action against the mask it
+        already holds, calls this directly.
+        """
         self._mask_cache = None
         rewards = np.zeros((self.batch_size, self.num_players), np.float32)
         episode_done = np.zeros(self.batch_size, bool)
@@ -527,12 +537,15 @@ class SpoilFiveCore:
             plays = hand & (allowed | ~bound[:, None])  # a bound player plays the suit or a trump
         else:  # every game is to lead: any card in hand
             plays = hand
-        play_phase = phase == PHASE_PLAY
-        if concealable is not None:
-            play_phase = play_phase | concealable
-        mask[:, : A.ROB_FIRST] = plays & play_phase[:, None]
         # Each phase's own columns only when some game is in it: a small batch is often in one.
         in_phase = np.bincount(phase, minlength=NUM_PHASES).tolist()
+        if in_phase[PHASE_PLAY] == B:  # every game plays a card (concealing happens in ROB)
+            mask[:, : A.ROB_FIRST] = plays
+        else:
+            play_phase = phase == PHASE_PLAY
+            if concealable is not None:
+                play_phase = play_phase | concealable
+            mask[:, : A.ROB_FIRST] = plays & play_phase[:, None]
         if in_phase[PHASE_ROB]:
             robbing = phase == PHASE_ROB
             mask[:, A.ROB_FIRST: A.DECLINE_ROB] = hand & robbing[:, None]
@@ -586,7 +599,7 @@ class SpoilFiveCore:
             self._record_voids(g[following], card[following], seat[following])
         pos = pos + 1
         self.trick_pos[g] = pos
-        self.current[g] = (seat + 1) % n
+        self.current[g] = self._next_seat.take(seat)
         complete = pos == n
         if complete.any():
             self._complete_tricks(g[complete], rewards, episode_done)

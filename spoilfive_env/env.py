@@ -87,6 +87,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._seat_arrays = [np.array([seat], np.int8) for seat in range(self.rules.num_players)]
+        self._moving = np.ones(1, bool)  # step() moves the one game, never a finished one
         self.agents = []
 
     def observation_space(self, agent):
@@ -183,7 +184,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 or not 0 <= action < NUM_ACTIONS or not self._mask[action]:
             legal = ", ".join(f"{a} ({action_str(a)})" for a in np.flatnonzero(self._mask))
             raise ValueError(f"illegal action {action!r} for {agent}; legal actions: {legal}")
-        rewards, done = self.core.step(np.array([action]))
+        # The action was checked against the core's own mask just above: apply it directly.
+        actions = np.array([action])
+        rewards, done = self.core._apply_actions(actions, actions, self._moving)
         self._cumulative_rewards[agent] = 0.0
         self.rewards.update(zip(self.possible_agents, rewards[0].tolist()))
         if done[0]:

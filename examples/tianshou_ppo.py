@@ -1,22 +1,24 @@
-"""Tianshou 2.0 on the AEC environment: N seats, one shared masked policy, policy gradient.
+"""Tianshou 2.0 on the AEC environment: N seats, one shared masked policy, PPO.
 
-    python examples/tianshou_pg.py                       # a few minutes on 2 CPU cores
-    python examples/tianshou_pg.py --num-players 5 --iterations 2 --episodes 8 --eval-deals 20   # smoke test
+    python examples/tianshou_ppo.py                       # a few minutes on 2 CPU cores
+    python examples/tianshou_ppo.py --num-players 5 --iterations 2 --episodes 8 --eval-deals 20   # smoke test
 
 The environment goes through Tianshou's own ``tianshou.env.PettingZooEnv`` unchanged: its
 observation is a ``Batch(agent_id, obs, mask)`` with the legal actions in ``mask``. The
 ``MultiAgentOnPolicyAlgorithm`` is built for any table size from ``env.agents`` (Tianshou's
-tic-tac-toe example hard-codes two players), every seat mapped to the SAME ``Reinforce``
-algorithm, so one network plays every seat. The network reads ``mask`` and gives illegal
-actions the lowest finite logit, so they are never sampled (the AEC env would raise).
+tic-tac-toe example hard-codes two players), every seat mapped to the SAME ``PPO``
+algorithm, so one actor and one critic play every seat. The actor reads ``mask`` and gives
+illegal actions the lowest finite logit, so they are never sampled (the AEC env would raise).
 
-One fix is needed for a turn-based game with more than two seats, and it lives here, in
-:class:`HandRewardsToEverySeat`: Tianshou stores the rewards of a step on the transition
-of the seat that moved, so when the last card ends a hand only that seat's transition sees
-the hand's rewards and is marked terminal. Before the returns are computed, each seat's
-share of the hand's rewards is moved to that seat's own last decision of the hand, which is
-marked terminal for it. With ``gamma = 1`` every decision's return is then the seat's
-result in that hand (REINFORCE with Monte-Carlo returns, standardised).
+One fix is needed for a turn-based game, and it lives here, in :class:`SeatTrajectories`:
+Tianshou stores a step on the transition of the seat that moved, with the rewards of that
+step and the NEXT seat's observation as ``obs_next``. So when the last card ends a hand only
+that seat's transition sees the hand's rewards and is marked terminal, and every value
+bootstrap looks at another seat's view. Before the advantages are computed, each seat's
+transitions are made a trajectory of their own: ``obs_next`` becomes that seat's own next
+decision in the hand, its last decision of the hand gets its share of the hand's rewards
+and is marked terminal for it. GAE then runs over each seat's decisions as over a
+single-agent episode (``gamma = 1``: a hand's result is all that counts).
 
 At the end the network plays one seat against ``random`` and ``spoiler`` tables through
 :func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
@@ -30,7 +32,7 @@ import time
 
 import numpy as np
 import torch
-from tianshou.algorithm import Reinforce
+from tianshou.algorithm import PPO
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
 from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
 from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -51,14 +53,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--num-players", type=int, default=4)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--episodes", type=int, default=64, help="hands collected per iteration")
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--epochs", type=int, default=4, help="PPO epochs over each seat's data")
+    parser.add_argument("--minibatch-size", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per evaluation table (0: none)")
     args = parser.parse_args(argv)
     if not 2 <= args.num_players <= 10:
         parser.error(f"--num-players must be 2-10, got {args.num_players}")
-    for name in ("iterations", "episodes", "hidden"):
+    for name in ("iterations", "episodes", "hidden", "epochs", "minibatch_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     return args
@@ -84,12 +88,22 @@ class MaskedActor(nn.Module):
         return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
 
 
-class HandRewardsToEverySeat(MultiAgentOnPolicyAlgorithm):
-    """Tianshou's multi-agent on-policy algorithm, each seat credited with its own hand result.
+class SeatCritic(nn.Module):
+    """Observation -> the seat's expected result of the hand (reads Tianshou's ``Batch(obs, ...)``)."""
 
-    Every seat's last decision of a hand gets that seat's reward of the hand and ends that
-    seat's episode (module docstring). Needs one environment per collector (transitions in
-    time order).
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, 1))
+
+    def forward(self, obs, **kwargs):
+        return self.body(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
+
+
+class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
+    """Tianshou's multi-agent on-policy algorithm over each seat's own trajectory (module docstring).
+
+    Needs the transitions in time order: one environment per collector.
     """
 
     def __init__(self, *, algorithms, env: PettingZooEnv):
@@ -98,30 +112,31 @@ class HandRewardsToEverySeat(MultiAgentOnPolicyAlgorithm):
 
     def _preprocess_batch(self, batch, buffer, indices):
         seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
+        steps = np.arange(len(seats))
         ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
         hand = np.concatenate([[0], np.cumsum(ends)[:-1]])  # hand number of each transition
-        finished = hand < ends.sum()
-        last = np.full((hand.max() + 1, len(self.seat_of_agent)), -1)
-        np.maximum.at(last, (hand, seats), np.arange(len(seats)))
+        # Each seat's decisions of a hand in time order; `following` is the seat's next one.
+        order = np.lexsort((steps, seats, hand))
+        same = (hand[order][1:] == hand[order][:-1]) & (seats[order][1:] == seats[order][:-1])
+        following = np.full(len(seats), -1)
+        following[order[:-1][same]] = order[1:][same]
+        has_next = following >= 0
+        batch.obs_next[has_next] = batch.obs[following[has_next]]
+        # The seat's last decision of a finished hand: its share of the hand's rewards, terminal.
+        terminated = ~has_next & (hand < ends.sum())
         hand_rewards = np.asarray(batch.rew)[ends]  # (finished hands, seats)
         rewards = np.zeros_like(np.asarray(batch.rew))
-        terminated = np.zeros(len(seats), bool)
-        for seat in range(last.shape[1]):  # a loop over seats, not over transitions
-            rows = last[: len(hand_rewards), seat]
-            played = rows >= 0
-            rewards[rows[played], seat] = hand_rewards[played, seat]
-            terminated[rows[played]] = True
-        terminated &= finished
-        batch.rew, batch.terminated, batch.done = rewards, terminated, terminated | np.asarray(batch.truncated, bool)
-        buffer.rew[indices], buffer.terminated[indices] = rewards, terminated
-        buffer.done[indices] = batch.done
+        rewards[terminated, seats[terminated]] = hand_rewards[hand[terminated], seats[terminated]]
+        batch.rew, batch.terminated = rewards, terminated
+        batch.done = terminated | np.asarray(batch.truncated, bool)
+        buffer.rew[indices], buffer.terminated[indices], buffer.done[indices] = rewards, terminated, batch.done
         return super()._preprocess_batch(batch, buffer, indices)
 
 
 class ActorAgent(Agent):
     """The trained actor as an :class:`agents.base.Agent` (the most probable legal action)."""
 
-    name = "tianshou-pg"
+    name = "tianshou-ppo"
 
     def __init__(self, actor: MaskedActor):
         super().__init__(None)
@@ -146,9 +161,9 @@ def main(argv=None) -> int:
     env = make_env()
     actor = MaskedActor(args.hidden)
     policy = DiscreteActorPolicy(actor=actor, action_space=env.action_space, observation_space=env.observation_space)
-    shared = Reinforce(policy=policy, gamma=1.0, return_standardization=True,
-                       optim=AdamOptimizerFactory(lr=args.lr))
-    algorithm = HandRewardsToEverySeat(algorithms=[shared] * len(env.agents), env=env)
+    shared = PPO(policy=policy, critic=SeatCritic(args.hidden), optim=AdamOptimizerFactory(lr=args.lr),
+                 gamma=1.0, gae_lambda=0.95, ent_coef=0.01, max_grad_norm=0.5)
+    algorithm = SeatTrajectories(algorithms=[shared] * len(env.agents), env=env)
 
     train_envs = DummyVectorEnv([make_env])
     train_envs.seed(args.seed)
@@ -161,7 +176,7 @@ def main(argv=None) -> int:
         with policy_within_training_step(algorithm.policy):  # what Tianshou's trainer does
             result = collector.collect(n_episode=args.episodes, reset_before_collect=True)
             with torch_train_mode(algorithm.policy):
-                algorithm.update(buffer=buffer, batch_size=None, repeat=1)
+                algorithm.update(buffer=buffer, batch_size=args.minibatch_size, repeat=args.epochs)
         decisions += result.n_collected_steps
         elapsed = time.perf_counter() - started
         print(f"iteration {iteration:3d}  decisions {decisions:7d}  {decisions / elapsed:6.0f} decisions/s", flush=True)

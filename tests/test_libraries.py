@@ -247,19 +247,19 @@ def test_torchrl_example_trains_and_evaluates():
 
 
 # ---------------------------------------------------------------------- Tianshou
-def test_tianshou_collector_respects_masks_and_every_seat_gets_its_hand_result():
+def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_trajectory():
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv, PettingZooEnv
     from tianshou.utils.torch_utils import policy_within_training_step
 
-    example = load_example("tianshou_pg")
+    example = load_example("tianshou_ppo")
     players = 5
     env = PettingZooEnv(spoilfive_env.env(num_players=players))
-    actor = example.MaskedActor(32)
-    policy = example.DiscreteActorPolicy(actor=actor, action_space=env.action_space,
+    policy = example.DiscreteActorPolicy(actor=example.MaskedActor(32), action_space=env.action_space,
                                          observation_space=env.observation_space)
-    shared = example.Reinforce(policy=policy, gamma=1.0, optim=example.AdamOptimizerFactory(lr=1e-3))
-    algorithm = example.HandRewardsToEverySeat(algorithms=[shared] * players, env=env)
+    shared = example.PPO(policy=policy, critic=example.SeatCritic(32), gamma=1.0,
+                         optim=example.AdamOptimizerFactory(lr=1e-3))
+    algorithm = example.SeatTrajectories(algorithms=[shared] * players, env=env)
     buffer = VectorReplayBuffer(2000, 1)
     collector = Collector(algorithm, DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))]),
                           buffer)
@@ -268,18 +268,24 @@ def test_tianshou_collector_respects_masks_and_every_seat_gets_its_hand_result()
     assert result.n_collected_episodes == 4
     batch, indices = buffer.sample(0)
     hand_rewards = np.asarray(batch.rew)[np.asarray(batch.terminated)]
+    observations = np.asarray(batch.obs.obs).copy()
+    agent_ids = np.asarray(batch.obs.agent_id)
     processed = algorithm._preprocess_batch(batch, buffer, indices)
     for agent, seat in env.agent_idx.items():
         own = processed[agent]
-        assert int(np.sum(own.terminated)) == 4  # one terminal decision per hand for every seat
-        assert np.allclose(np.asarray(own.rew)[np.asarray(own.terminated)], hand_rewards[:, seat])
-        assert np.allclose(own.returns[own.terminated], hand_rewards[:, seat])
+        terminal = np.asarray(own.terminated)
+        assert terminal.sum() == 4  # one terminal decision per hand for every seat
+        assert np.allclose(np.asarray(own.rew)[terminal], hand_rewards[:, seat])
+        assert np.allclose(own.returns[terminal], hand_rewards[:, seat], atol=1e-5)
+        # obs_next of a seat's non-final decision is its own next decision's observation
+        mine = observations[agent_ids == agent]
+        assert np.array_equal(np.asarray(own.obs_next.obs)[~terminal], mine[1:][~terminal[:-1]])
 
 
 def test_tianshou_example_trains_and_evaluates():
-    example = load_example("tianshou_pg")
+    example = load_example("tianshou_ppo")
     assert example.main(["--num-players", "3", "--iterations", "2", "--episodes", "4", "--hidden", "32",
-                         "--eval-deals", "5"]) == 0
+                         "--epochs", "1", "--eval-deals", "5"]) == 0
 
 
 # ---------------------------------------------------------------------- CleanRL

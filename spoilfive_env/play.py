@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from importlib.metadata import entry_points
 
+from .cli import exit_interrupted
+
 ENTRY_POINT = "spoilfive-play"
 NOT_INSTALLED = 1
 
@@ -27,6 +29,8 @@ def main(argv=None) -> int:
         return NOT_INSTALLED
     try:
         game_main = found[0].load()
+    except KeyboardInterrupt:  # Ctrl-C while the game and its agents are still loading
+        exit_interrupted("Bye (Ctrl-C).")
     except ImportError as error:
         print(f"error: the {ENTRY_POINT!r} entry point ({found[0].value}) does not load: {error}; "
               "reinstall with `pip install -e .`", file=sys.stderr)

@@ -24,7 +24,7 @@ with the seeds' penalty (docs/rules.md), the one the Gymnasium env gives
 (:meth:`spoilfive_integrations.vector.LearnerBatch.penalty_rewards`): the offender's reward is
 that of a lost hand, his antes and (under ``"equity"``) his share of the pool as the hand
 began; every other seat gets 0. The masking module never plays one (the env's
-``illegal_actions`` attribute and ``infos["__common__"]`` count them). ``illegal_action="raise"`` raises ``ValueError``
+``illegal_actions`` attribute counts them). ``illegal_action="raise"`` raises ``ValueError``
 as the AEC environment does (then set ``config.environment(disable_env_checking=True)``).
 
 >>> from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
@@ -118,8 +118,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         self.observation_spaces = {aid: space for aid in self.possible_agents}
         self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
         self._forfeited = np.zeros(B, bool)
-        self._live_rows = np.arange(B)
-        self.illegal_actions = 0
+        self.illegal_actions = 0  # penalised actions since construction (RLlib's pre-check makes some)
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -164,16 +163,16 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         ended |= forfeited_now
         all_done = bool((self.core.done | self._forfeited).all())
 
-        # Rewards for every seat that acted (0 until its hand ends) and every seat of an ended game.
-        ended_rows = (np.flatnonzero(ended)[:, None] * n + np.arange(n)).ravel()
-        rewarded = np.union1d(rows, ended_rows)
+        # Rewards for every seat that acted (0 until its hand ends), every seat of an ended game,
+        # and every other seat a hand's end pays (mode="game": hands end inside the episode).
         flat = rewards.ravel()
+        ended_rows = (np.flatnonzero(ended)[:, None] * n + np.arange(n)).ravel()
+        rewarded = np.union1d(np.union1d(rows, ended_rows), np.flatnonzero(flat))
         reward_dict = dict(zip(self._ids[rewarded].tolist(), flat[rewarded].tolist()))
         terminated = dict.fromkeys(self._ids[ended_rows].tolist(), True)
         terminated["__all__"] = all_done
         still_playing = ~(self.core.done | self._forfeited)
-        infos = {"__common__": {"illegal_actions": self.illegal_actions}} if self.illegal_actions else {}
-        return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, infos
+        return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
 
     def _penalty_rewards(self, games: np.ndarray) -> np.ndarray:
         """The offender's reward of a lost hand: his antes, and under equity his pool share too."""

@@ -188,6 +188,25 @@ def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to
         SpoilFiveMultiAgentEnv({"num_games": 0})
 
 
+def test_rllib_env_in_game_mode_pays_every_hand_to_every_seat():
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "mode": "game", "num_hands": 2, "seed": 2})
+    observations, _ = env.reset(seed=2)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    rng = np.random.default_rng(3)
+    done = False
+    while not done:
+        actions = {aid: int(rng.choice(np.flatnonzero(obs["action_mask"]))) for aid, obs in observations.items()}
+        observations, rewards, terminateds, _, _ = env.step(actions)
+        for aid, reward in rewards.items():
+            totals[aid] += reward
+        done = terminateds["__all__"]
+    # Over a whole game the equity rewards sum to each seat's chip change (CONTRACT.md).
+    chips_change = env.core.chips - env.rules.starting_chips
+    assert np.allclose([[totals[f"g{g}_p{s}"] for s in range(3)] for g in range(4)], chips_change)
+
+
 def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 

@@ -51,11 +51,11 @@ from spoilfive_env.observation import OBS_DIM
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-players", type=int, default=4)
-    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--episodes", type=int, default=64, help="hands collected per iteration")
     parser.add_argument("--epochs", type=int, default=4, help="PPO epochs over each seat's data")
     parser.add_argument("--minibatch-size", type=int, default=256)
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per evaluation table (0: none)")

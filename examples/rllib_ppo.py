@@ -65,9 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--eval-deals", type=int, default=500,
                         help="duplicate deals per evaluation table (0: no evaluation)")
     args = parser.parse_args(argv)
-    for name in ("num_env_runners",):
-        if getattr(args, name) < 0:
-            parser.error(f"--{name.replace('_', '-')} must be 0 or more")
+    if args.num_env_runners < 0:
+        parser.error(f"--num-env-runners must be 0 or more, got {args.num_env_runners}")
     for name in ("num_players", "num_games", "iterations", "batch_size", "minibatch_size", "epochs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")

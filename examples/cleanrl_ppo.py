@@ -32,7 +32,7 @@ from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
-from agents.base import Agent
+from agents import base
 from agents.evaluate import evaluate
 
 
@@ -94,7 +94,7 @@ def layer_init(layer, std=SQRT2, bias_const=0.0):
     return layer
 
 
-class Agent_(nn.Module):
+class Agent(nn.Module):
     """CleanRL's actor-critic with a masked categorical (illegal logits at the lowest finite value)."""
 
     def __init__(self, obs_dim: int, num_actions: int):
@@ -115,12 +115,12 @@ class Agent_(nn.Module):
         return action, probs.log_prob(action), probs.entropy(), self.critic(x)
 
 
-class PolicyAgent_(Agent):
+class TrainedPolicy(base.Agent):
     """The trained actor as an :class:`agents.base.Agent` for ``agents.evaluate`` (most probable legal action)."""
 
     name = "cleanrl-ppo"
 
-    def __init__(self, network: Agent_):
+    def __init__(self, network: Agent):
         super().__init__(None)
         self.network = network
 
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     assert isinstance(envs.single_action_space, gymnasium.spaces.Discrete), "only discrete action space is supported"
     obs_dim, num_actions = envs.single_observation_space.shape[0], envs.single_action_space.n
 
-    agent = Agent_(obs_dim, num_actions).to(device)
+    agent = Agent(obs_dim, num_actions).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     # ALGO Logic: Storage setup
@@ -298,7 +298,7 @@ def main(argv=None) -> int:
         writer.close()
 
     if args.eval_deals:
-        policy = PolicyAgent_(agent)
+        policy = TrainedPolicy(agent)
         for opponent in ("random", "spoiler"):
             report = evaluate([policy, opponent], num_players=args.num_players, deals=args.eval_deals,
                               seed=args.seed + 1)

@@ -197,6 +197,15 @@ class SelfPlayRollout:
         self.tables = Tables(games, sizes, np.asarray(league_weights, np.float64), settings["current_seats"],
                              settings["hands_per_game"])
         self.generator = torch.Generator(device=self.device)
+        # The batch's buffers, one row per current-policy decision, written in place as the
+        # rollout goes (the observations in the learner's dtype, so no copy is made later).
+        capacity = sum(c.batch_size * c.num_players for c in self.tables.cores) \
+            * settings["hands_per_game"] * MAX_DECISIONS_PER_HAND
+        self.buf_obs = torch.zeros(capacity, OBS_DIM, dtype=torch.bfloat16 if self.bf16_obs else torch.float32)
+        self.buf_mask = np.zeros((capacity, NUM_ACTIONS), bool)
+        self.buf_holder = np.zeros((capacity if self.omniscient else 0, NUM_CARDS), np.int8)
+        self.buf_action = np.zeros(capacity, np.int64)
+        self.buf_logp = np.zeros(capacity, np.float32)
 
     @property
     def num_games(self) -> int:
@@ -217,9 +226,11 @@ class SelfPlayRollout:
                 the unfinished rollout is dropped and ``None`` returned.
 
         Returns:
-            The :class:`RolloutBatch`; its ``stats`` hold, over the finished hands, for each
-            opponent kind ``k`` the current seats' equity sum ``eq_sum_k`` and count ``eq_n_k``,
-            and ``hands``, ``self_hands``, ``self_spoils``.
+            The :class:`RolloutBatch`, whose arrays are views of this rollout's buffers: valid
+            until the next :meth:`collect` (Ray copies them out when a worker returns). Its
+            ``stats`` hold, over the finished hands, for each opponent kind ``k`` the current
+            seats' equity sum ``eq_sum_k`` and count ``eq_n_k``, and ``hands``,
+            ``self_hands``, ``self_spoils``.
         """
         torch.set_num_threads(1)  # the rollout alternates with NumPy; idle OpenMP threads would spin
         if weights is not None:
@@ -238,7 +249,6 @@ class SelfPlayRollout:
         self.net.eval()
         N = 0  # rows so far
         decisions = 0
-        parts = defaultdict(list)  # per-step pieces of the batch's arrays
         link_prev, link_next, reward_rows, reward_values = [], [], [], []
         step_offsets = [0]
         stats = defaultdict(float)
@@ -250,7 +260,6 @@ class SelfPlayRollout:
                 t0 = time.perf_counter()
                 per_core = []
                 start = N
-                step_obs, step_mask = [], []
                 for i, core in enumerate(tables.cores):
                     live = core.phase != PHASE_DONE
                     if not live.any():
@@ -266,12 +275,12 @@ class SelfPlayRollout:
                     k = len(mine)
                     if k:  # the current policy's rows
                         seats = cur[mine]
-                        step_obs.append(obs[mine])
-                        step_mask.append(mask[mine].astype(bool))
+                        self.buf_obs[N: N + k] = torch.from_numpy(obs[mine])
+                        self.buf_mask[N: N + k] = mask[mine]
                         if omniscient:  # every hand, from this seat: the critic's extra input
                             holder = core.holder[mine].astype(np.int16)
                             rel = np.where(holder >= 0, (holder - seats[:, None]) % core.num_players, -1)
-                            parts["holder"].append(rel.astype(np.int8))
+                            self.buf_holder[N: N + k] = rel
                         rows = np.arange(N, N + k)
                         prev = tables.last_row[i][mine, seats]
                         linked = prev >= 0
@@ -288,17 +297,16 @@ class SelfPlayRollout:
                 # the current policy: one forward pass over its rows of every core
                 t0 = time.perf_counter()
                 if N > start:
-                    obs_t = torch.from_numpy(np.concatenate(step_obs))
-                    kept = obs_t.to(torch.bfloat16) if self.bf16_obs else obs_t
-                    parts["obs"].append(kept.view(torch.int16).numpy() if self.bf16_obs else kept.numpy())
-                    parts["mask"].append(np.concatenate(step_mask))
+                    step_obs = self.buf_obs[start:N]
+                    if self.bf16_obs and not self.bf16:  # kept in bf16, but the network runs in float32
+                        step_obs = step_obs.float()
                     with self._autocast():
-                        dist = self.net.distribution((kept if self.bf16 else obs_t).to(device),
-                                                     torch.from_numpy(parts["mask"][-1]).to(device))
+                        dist = self.net.distribution(step_obs.to(device),
+                                                     torch.from_numpy(self.buf_mask[start:N]).to(device))
                     action_t = dist.sample(self.generator)
-                    parts["action"].append(action_t.cpu().numpy())
-                    parts["logp"].append(dist.log_prob(action_t).float().cpu().numpy())
-                    chosen = parts["action"][-1]
+                    chosen = action_t.cpu().numpy()
+                    self.buf_action[start:N] = chosen
+                    self.buf_logp[start:N] = dist.log_prob(action_t).float().cpu().numpy()
                     at = 0
                     for p in per_core:
                         if p is not None and len(p[5]):
@@ -370,14 +378,10 @@ class SelfPlayRollout:
             reward[rr] = np.concatenate(reward_values)
             assigned[rr] = True
 
-        def joined(name, shape, dtype):
-            return np.concatenate(parts[name]) if parts[name] else np.zeros(shape, dtype)
-
         return RolloutBatch(
-            obs=joined("obs", (0, OBS_DIM), np.int16 if self.bf16_obs else np.float32),
-            mask=joined("mask", (0, NUM_ACTIONS), bool),
-            holder=joined("holder", (0, NUM_CARDS), np.int8) if omniscient else None,
-            action=joined("action", (0,), np.int64).astype(np.int64), logp=joined("logp", (0,), np.float32),
+            obs=(self.buf_obs[:N].view(torch.int16) if self.bf16_obs else self.buf_obs[:N]).numpy(),
+            mask=self.buf_mask[:N], holder=self.buf_holder[:N] if omniscient else None,
+            action=self.buf_action[:N], logp=self.buf_logp[:N],
             next_row=next_row, reward=reward, assigned=assigned,
             step_offsets=np.asarray(step_offsets, np.int64), decisions=decisions, stats=dict(stats),
             timers=dict(timers))

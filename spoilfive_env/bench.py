@@ -25,8 +25,9 @@ by a test.
 
 ``--peers`` measures the project beside its peers, when they are installed (the ``peers`` extra:
 ``pip install "spoilfive[peers]"``): each measurement runs in a fresh subprocess, ours and the
-peer's alternately (who goes first alternates too) for ``--rounds`` rounds, and the table gives
-the ratio ours / peer per round, its median and range. A peer that is not installed, or fails
+peer's alternately (who goes first alternates too) for ``--rounds`` rounds, every process on the
+same one CPU (NumPy steps on one thread; XLA would spread a Pgx step over every core), and the
+table gives the ratio ours / peer per round, its median and range. A peer that is not installed, or fails
 to start, is reported as skipped with the reason.
 
 ==============================  =====================================  ============================
@@ -358,6 +359,9 @@ def run_worker(spec: str, seconds: float, seed: int) -> dict:
     """
     command = [sys.executable, "-m", "spoilfive_env.bench", "--worker", spec, "--seconds", repr(seconds),
                "--seed", str(seed)]
+    cpu = worker_cpu()
+    if cpu is not None:
+        command += ["--worker-cpu", str(cpu)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=WORKER_TIMEOUT,
                                env={**os.environ, "JAX_PLATFORMS": "cpu"})
     if completed.returncode != 0:
@@ -366,6 +370,17 @@ def run_worker(spec: str, seconds: float, seed: int) -> dict:
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     result["decisions_per_second"] = result["decisions"] / result["seconds"]
     return result
+
+
+def worker_cpu() -> int | None:
+    """The one CPU every measuring process is pinned to (None where affinity is not supported).
+
+    NumPy steps on one thread while XLA spreads a Pgx step over every core; on one CPU each
+    side gets the same machine, also when other work shares it.
+    """
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return min(os.sched_getaffinity(0))
 
 
 def summarize(ours: list[float], peer: list[float]) -> dict:
@@ -416,6 +431,7 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
             "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
             "python": platform.python_version(), "numpy": np.__version__,
             "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
+            "pinned_cpu": worker_cpu(),
             "rounds": rounds, "seconds_per_measurement": seconds, "players": PEER_PLAYERS,
             "batch_size": PEER_BATCH, "rows": rows}
 
@@ -425,7 +441,8 @@ def format_comparison(report: dict) -> str:
     lines = [
         f"Spoil Five beside its peers, {report['date']}: {report['rounds']} rounds of "
         f"{report['seconds_per_measurement']:g} s per side, each in its own process, alternating; "
-        f"{report['players']} players",
+        f"{report['players']} players" + ("" if report.get("pinned_cpu") is None else
+                                          f"; every process on CPU {report['pinned_cpu']}"),
         f"Note: {report['note']}.",
         f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
         f"{report['machine']}",
@@ -452,11 +469,13 @@ def _ratio(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
-def _worker_main(spec: str, seconds: float, seed: int) -> int:
+def _worker_main(spec: str, seconds: float, seed: int, cpu: int | None = None) -> int:
     worker, _, name = spec.partition(":")
     if worker not in _WORKERS:
         print(f"unknown worker {spec!r}: expected one of {', '.join(_WORKERS)} and a name", file=sys.stderr)
         return 2
+    if cpu is not None:  # before JAX starts its threads
+        os.sched_setaffinity(0, {cpu})
     result = _WORKERS[worker][1](name, seconds, seed)
     print(json.dumps({"worker": spec, "decisions": result["decisions"], "seconds": result["seconds"]}))
     return 0
@@ -490,6 +509,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                         help=f"rounds of --peers (default {DEFAULT_ROUNDS})")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one measurement, for --peers' subprocesses
+    parser.add_argument("--worker-cpu", type=non_negative_int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
     if not math.isfinite(seconds) or seconds <= 0:  # nan or inf would never end a measurement
@@ -501,7 +521,7 @@ def main(argv=None) -> int:
         if b < 1:
             parser.error(f"--batch-sizes: {b} is not allowed: batch sizes must be positive")
     if args.worker:
-        return _worker_main(args.worker, seconds, args.seed)
+        return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
     if args.peers:
         def log(line):
             print(line, file=sys.stderr, flush=True)

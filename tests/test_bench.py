@@ -127,6 +127,7 @@ def test_compare_alternates_sides_and_skips_missing_or_failing_peers(monkeypatch
     assert not any(spec == "pgx:fake" for spec, _ in calls)  # a missing peer is never started
     assert batch_obs["skipped"].startswith("failed:") and "would not start" in batch_obs["skipped"]
     assert report["rounds"] == 3 and report["batch_size"] == bench.PEER_BATCH
+    assert report["pinned_cpu"] == bench.worker_cpu()  # every measuring process on one CPU, named
 
     table = bench.format_comparison(report)
     assert "| one game | 200/s | Fake | 111/s | 1.80 (1.79-1.82) |" in table

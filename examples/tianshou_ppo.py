@@ -10,15 +10,11 @@ tic-tac-toe example hard-codes two players), every seat mapped to the SAME ``PPO
 algorithm, so one actor and one critic play every seat. The actor reads ``mask`` and gives
 illegal actions the lowest finite logit, so they are never sampled (the AEC env would raise).
 
-One fix is needed for a turn-based game, and it lives here, in :class:`SeatTrajectories`:
-Tianshou stores a step on the transition of the seat that moved, with the rewards of that
-step and the NEXT seat's observation as ``obs_next``. So when the last card ends a hand only
-that seat's transition sees the hand's rewards and is marked terminal, and every value
-bootstrap looks at another seat's view. Before the advantages are computed, each seat's
-transitions are made a trajectory of their own: ``obs_next`` becomes that seat's own next
-decision in the hand, its last decision of the hand gets its share of the hand's rewards
-and is marked terminal for it. GAE then runs over each seat's decisions as over a
-single-agent episode (``gamma = 1``: a hand's result is all that counts).
+One fix is needed for a turn-based game: Tianshou credits a hand's rewards only to the seat
+that played its last card, and bootstraps each value from the next seat's view.
+:class:`spoilfive_integrations.tianshou.SeatTrajectories` (a drop-in for
+``MultiAgentOnPolicyAlgorithm``) makes each seat's transitions a trajectory of its own before
+GAE; see that module for how.
 
 At the end the network plays one seat against ``random`` and ``spoiler`` tables through
 :func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
@@ -34,7 +30,6 @@ import numpy as np
 import torch
 from tianshou.algorithm import PPO
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
-from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
 from tianshou.algorithm.optim import AdamOptimizerFactory
 from tianshou.data import Collector, VectorReplayBuffer
 from tianshou.env import DummyVectorEnv, PettingZooEnv
@@ -46,6 +41,7 @@ from agents.base import Agent
 from agents.evaluate import evaluate
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.observation import OBS_DIM
+from spoilfive_integrations.tianshou import SeatTrajectories
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -98,39 +94,6 @@ class SeatCritic(nn.Module):
 
     def forward(self, obs, **kwargs):
         return self.body(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
-
-
-class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
-    """Tianshou's multi-agent on-policy algorithm over each seat's own trajectory (module docstring).
-
-    Needs the transitions in time order: one environment per collector.
-    """
-
-    def __init__(self, *, algorithms, env: PettingZooEnv):
-        super().__init__(algorithms=algorithms, env=env)
-        self.seat_of_agent = env.agent_idx
-
-    def _preprocess_batch(self, batch, buffer, indices):
-        seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
-        steps = np.arange(len(seats))
-        ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
-        hand = np.concatenate([[0], np.cumsum(ends)[:-1]])  # hand number of each transition
-        # Each seat's decisions of a hand in time order; `following` is the seat's next one.
-        order = np.lexsort((steps, seats, hand))
-        same = (hand[order][1:] == hand[order][:-1]) & (seats[order][1:] == seats[order][:-1])
-        following = np.full(len(seats), -1)
-        following[order[:-1][same]] = order[1:][same]
-        has_next = following >= 0
-        batch.obs_next[has_next] = batch.obs[following[has_next]]
-        # The seat's last decision of a finished hand: its share of the hand's rewards, terminal.
-        terminated = ~has_next & (hand < ends.sum())
-        hand_rewards = np.asarray(batch.rew)[ends]  # (finished hands, seats)
-        rewards = np.zeros_like(np.asarray(batch.rew))
-        rewards[terminated, seats[terminated]] = hand_rewards[hand[terminated], seats[terminated]]
-        batch.rew, batch.terminated = rewards, terminated
-        batch.done = terminated | np.asarray(batch.truncated, bool)
-        buffer.rew[indices], buffer.terminated[indices], buffer.done[indices] = rewards, terminated, batch.done
-        return super()._preprocess_batch(batch, buffer, indices)
 
 
 class ActorAgent(Agent):

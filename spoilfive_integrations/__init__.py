@@ -18,6 +18,8 @@ module                      what it gives
 ``sb3``                     an SB3 ``VecEnv`` over the batched core (``pip install ".[sb3]"``)
 ``rllib``                   a ``MultiAgentEnv`` over many games and an action-masking
                             RLModule (``pip install ".[rllib]"``)
+``tianshou``                ``SeatTrajectories``: Tianshou's multi-agent on-policy algorithm
+                            over each seat's own trajectory (``pip install ".[tianshou]"``)
 ``play``                    the terminal game (``python -m spoilfive_env.play``)
 ``selfplay``                ``SelfPlayRollout``: ``train.py``'s self-play rollout over core batches
 ``ray_training``            ``train.py --ray``'s rollout workers as Ray actors (``pip install ".[ray]"``)

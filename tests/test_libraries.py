@@ -271,6 +271,8 @@ def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_tr
     from tianshou.env import DummyVectorEnv, PettingZooEnv
     from tianshou.utils.torch_utils import policy_within_training_step
 
+    from spoilfive_integrations.tianshou import SeatTrajectories
+
     example = load_example("tianshou_ppo")
     players = 5
     env = PettingZooEnv(spoilfive_env.env(num_players=players))
@@ -278,7 +280,7 @@ def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_tr
                                          observation_space=env.observation_space)
     shared = example.PPO(policy=policy, critic=example.SeatCritic(32), gamma=1.0,
                          optim=example.AdamOptimizerFactory(lr=1e-3))
-    algorithm = example.SeatTrajectories(algorithms=[shared] * players, env=env)
+    algorithm = SeatTrajectories(algorithms=[shared] * players, env=env)
     buffer = VectorReplayBuffer(2000, 1)
     collector = Collector(algorithm, DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))]),
                           buffer)

@@ -1,0 +1,62 @@
+"""Tianshou 2.0: each seat's own trajectory for multi-agent on-policy learning (``pip install ".[tianshou]"``).
+
+``tianshou.env.PettingZooEnv(spoilfive_env.env(num_players=N))`` works as it is (observations
+``Batch(agent_id, obs, mask)``, the legal actions in ``mask``). What a turn-based game needs
+besides is :class:`SeatTrajectories`: Tianshou stores a step on the transition of the seat that
+moved, with the rewards of that step and the NEXT seat's observation as ``obs_next``. So when
+the last card ends a hand only that seat's transition sees the hand's rewards and is marked
+terminal, and every value bootstrap looks at another seat's view. Before the advantages are
+computed, :class:`SeatTrajectories` makes each seat's transitions a trajectory of their own:
+``obs_next`` becomes that seat's own next decision in the hand, its last decision of the hand
+gets its share of the hand's rewards and is marked terminal for it. GAE then runs over each
+seat's decisions as over a single-agent episode (use ``gamma = 1``: a hand's result is all
+that counts).
+
+It is a drop-in for Tianshou's ``MultiAgentOnPolicyAlgorithm``, built for any table size from
+``env.agents``; ``examples/tianshou_ppo.py`` maps every seat to one shared ``PPO``::
+
+    algorithm = SeatTrajectories(algorithms=[shared_ppo] * len(env.agents), env=env)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
+from tianshou.env import PettingZooEnv
+
+
+class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
+    """Tianshou's multi-agent on-policy algorithm over each seat's own trajectory (module docstring).
+
+    Needs the transitions in time order: one environment per collector.
+
+    Args:
+        algorithms: one Tianshou on-policy algorithm per seat (the same object for a shared policy).
+        env: the ``PettingZooEnv`` the collector steps (for its agent -> seat map).
+    """
+
+    def __init__(self, *, algorithms, env: PettingZooEnv):
+        super().__init__(algorithms=algorithms, env=env)
+        self.seat_of_agent = env.agent_idx
+
+    def _preprocess_batch(self, batch, buffer, indices):
+        seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
+        steps = np.arange(len(seats))
+        ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
+        hand = np.concatenate([[0], np.cumsum(ends)[:-1]])  # hand number of each transition
+        # Each seat's decisions of a hand in time order; `following` is the seat's next one.
+        order = np.lexsort((steps, seats, hand))
+        same = (hand[order][1:] == hand[order][:-1]) & (seats[order][1:] == seats[order][:-1])
+        following = np.full(len(seats), -1)
+        following[order[:-1][same]] = order[1:][same]
+        has_next = following >= 0
+        batch.obs_next[has_next] = batch.obs[following[has_next]]
+        # The seat's last decision of a finished hand: its share of the hand's rewards, terminal.
+        terminated = ~has_next & (hand < ends.sum())
+        hand_rewards = np.asarray(batch.rew)[ends]  # (finished hands, seats)
+        rewards = np.zeros_like(np.asarray(batch.rew))
+        rewards[terminated, seats[terminated]] = hand_rewards[hand[terminated], seats[terminated]]
+        batch.rew, batch.terminated = rewards, terminated
+        batch.done = terminated | np.asarray(batch.truncated, bool)
+        buffer.rew[indices], buffer.terminated[indices], buffer.done[indices] = rewards, terminated, batch.done
+        return super()._preprocess_batch(batch, buffer, indices)

@@ -135,13 +135,15 @@ def test_compare_alternates_sides_and_skips_missing_or_failing_peers(monkeypatch
     assert report["date"] in table and "alternating" in table
 
 
-def test_format_comparison_gives_the_observation_share():
-    row = {"title": "t", "peer": "p", "ratios": [1.0], "median": 1.0, "low": 1.0, "high": 1.0, "peer_median": 1.0}
-    report = {"date": "2026-12-01", "rounds": 1, "seconds_per_measurement": 1.0, "players": 4, "note": "n",
+def test_format_comparison_gives_the_observation_share_from_paired_rounds():
+    assert any(c.ours == "core_observe" and c.peer == "ours:core" for c in bench.COMPARISONS)
+    row = {"title": "t", "peer": bench.OBSERVATION_SHARE_PEER, "ours_kind": "core_observe", "ratios": [0.5, 0.6, 0.7],
+           "median": 0.6, "low": 0.5, "high": 0.7, "ours_median": 600.0, "peer_median": 1000.0}
+    report = {"date": "2026-12-01", "rounds": 3, "seconds_per_measurement": 1.0, "players": 4, "note": "n",
               "spoilfive_version": "x", "python": "3", "numpy": "2", "machine": "m", "batch_size": 4096,
-              "rows": [{**row, "ours_kind": "core", "ours_median": 1000.0},
-                       {**row, "ours_kind": "core_observe", "ours_median": 600.0}]}
+              "rows": [row]}
     assert "mask + observation + step runs at 60% of mask + step" in bench.format_comparison(report)
+    assert "range 50%-70%" in bench.format_comparison(report)
 
 
 def test_worker_measures_ours_in_its_own_process():

@@ -167,8 +167,8 @@ class Args:
     """write checkpoint.pt every this many iterations"""
     resume: bool = False
     """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only the stopping, device,
-    thread, evaluation, output and --ship-as options may be given beside it (--total-decisions counts the
-    whole run, --time-limit this session)"""
+    thread, evaluation, output, --ray/--workers and --ship-as options may be given beside it (--total-decisions
+    counts the whole run, --time-limit this session)"""
     ray: str | None = None
     """roll out on a Ray cluster: --ray alone starts a local one, --ray auto joins the one `ray start` made on this
     machine, --ray HOST:PORT joins that head node; the learner stays here (on the GPU when there is one)"""
@@ -365,7 +365,7 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
     fixed = sorted(given - set(RESUME_OVERRIDES) - set(RESUME_LOCATORS) - set(PLACEMENT)) if args.resume else []
     if fixed:
         parser.error(f"{flag(fixed[0])} cannot change when resuming (the run keeps its own); with --resume "
-                     f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + RESUME_LOCATORS))}")
+                     f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + RESUME_LOCATORS + PLACEMENT))}")
     return args, given
 
 

@@ -9,7 +9,12 @@ order of first seat) is reseeded from
 
     ``np.random.SeedSequence([seed, a, b])``   (see :func:`block_seed`)
 
-and while the block's games are played that agent draws only from the block's own stream.
+and while the block's games are played that agent draws only from the block's own stream
+(its ``rng`` is swapped per block; an agent whose class overrides ``reseed``, and may keep
+random state elsewhere, is played one block at a time instead). Agents whose class says
+``batch_invariant = True`` (the rule-based ones: no random draws) decide the rows of many
+blocks in one call. An object that is not an :class:`~agents.base.Agent` and has no
+``reseed`` is used as it is, and then only its own seeding decides the figures.
 A block's outcome is then a pure function of ``(seed, block)``: the same whether it is
 played alone, beside other blocks on one core batch, in one process or in a Ray task on
 another machine. (Exactness across machines also needs the same NumPy/torch arithmetic:

@@ -44,6 +44,8 @@ True
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,7 @@ MAX_HIDDEN_LAYERS = 16
 MAX_HIDDEN_WIDTH = 16384
 """Widest hidden layer a checkpoint may describe (one such layer is already 1 GiB of weights)."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+CHECKPOINT_KIND = "a .pt file written by train.py (torch.save of a dict of tensors and plain values)"
 
 
 # ---------------------------------------------------------------------- the masked policy
@@ -379,9 +382,12 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     if not path.is_file():
         raise CheckpointError(f"no checkpoint file at {path}")
     try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # junk bytes can look like a foreign pickle protocol: refused below anyway
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:  # a pickle of something else, a truncated file, ...
-        raise CheckpointError(f"{path} is not a readable torch checkpoint: {error}") from None
+        raise CheckpointError(f"{path} is not a readable torch checkpoint: {_unreadable_reason(error)}; "
+                              f"expected {CHECKPOINT_KIND}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a spoilfive policy checkpoint (no format={FORMAT!r} entry)")
     if data.get("format_version") != FORMAT_VERSION:
@@ -425,6 +431,15 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     except (TypeError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"{path}: the weights do not fit the network it describes ({config}): {error}") from None
     return net, data
+
+
+def _unreadable_reason(error: Exception) -> str:
+    """What was wrong with a file ``torch.load(weights_only=True)`` refused, in words."""
+    foreign = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
+    if foreign:
+        return (f"it holds a pickled Python object ({foreign.group(1)}), which is never loaded "
+                "(weights_only=True: tensors and plain containers only)")
+    return "the file is damaged, truncated or of another kind"
 
 
 def _network_config(path, model) -> dict:

@@ -5,6 +5,7 @@ And without torch installed, asking for a trained policy says which extra to ins
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -102,6 +103,35 @@ def test_a_small_file_claiming_a_huge_network_is_refused_before_building_it(tmp_
     with pytest.raises(CheckpointError, match=r"do not fit .* \(16384, 973\)"):
         load_policy_agent(path)
     assert built_on == ["meta"], "only a shape-only (meta) network may be built before the shapes are checked"
+
+
+def _junk_bytes(path: Path) -> None:
+    path.write_bytes(bytes(range(256)) * 4)
+
+
+def _truncated_checkpoint(path: Path) -> None:
+    save_checkpoint(path, PolicyNet(hidden=(16,), critic="local"), {})
+    path.write_bytes(path.read_bytes()[:200])
+
+
+def _pickled_module(path: Path) -> None:
+    torch.save({"model": torch.nn.Linear(2, 2)}, path)
+
+
+@pytest.mark.parametrize(("write", "words"), [
+    (_junk_bytes, "damaged, truncated or of another kind"),
+    (_truncated_checkpoint, "damaged, truncated or of another kind"),
+    (lambda path: path.write_bytes(b""), "damaged, truncated or of another kind"),
+    (_pickled_module, r"pickled Python object \(torch.nn.modules.linear.Linear\)"),
+])
+def test_an_unreadable_file_says_what_is_wrong_and_what_a_checkpoint_is(tmp_path, write, words):
+    path = tmp_path / "bad.pt"
+    write(path)
+    with pytest.raises(CheckpointError, match="not a readable torch checkpoint") as refused:
+        load_policy_agent(path)
+    message = str(refused.value)
+    assert re.search(words, message), message
+    assert message.endswith(f"expected {policy.CHECKPOINT_KIND}"), message
 
 
 def test_a_good_checkpoint_still_loads(tmp_path):

@@ -133,9 +133,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if chosen.shape not in ((), (1,)) or chosen.dtype.kind not in "iu":
             raise ValueError(f"an action is one integer 0-{NUM_ACTIONS - 1}, got {action!r}")
         actions = chosen.reshape(1).astype(np.int64)
-        illegal = batch.illegal(actions, self._everywhere)
-        if illegal[0] and batch.illegal_action == "raise":
-            raise ValueError(batch.illegal_message(0, int(actions[0]), ""))
+        illegal = batch.illegal(actions, self._everywhere, name_game=False)
         rewards, _ = batch.learner_step(actions, ~illegal, illegal)
         rewards += batch.play_opponents(~illegal)
         observation, info = self._observe(penalized=bool(illegal[0]))

@@ -100,18 +100,11 @@ class SpoilFiveSB3VecEnv(VecEnv):
         return self._observe()
 
     def step_async(self, actions: np.ndarray) -> None:
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers of shape ({self.num_envs},), got shape {actions.shape} "
-                             f"dtype {actions.dtype}")
-        self._actions = actions.astype(np.int64)
+        self._actions = self.batch.check_actions(actions)
 
     def step_wait(self):
         batch, actions = self.batch, self._actions
         illegal = batch.illegal(actions, self._everywhere)
-        if batch.illegal_action == "raise" and illegal.any():
-            game = int(np.flatnonzero(illegal)[0])
-            raise ValueError(batch.illegal_message(game, int(actions[game]), f" in game {game}"))
         acting = ~illegal
         rewards, terminated = batch.learner_step(actions, acting, illegal)
         rewards += batch.play_opponents(acting)

@@ -129,13 +129,29 @@ class LearnerBatch:
         if play:
             self.play_opponents(where)
 
-    def illegal(self, actions: np.ndarray, where: np.ndarray) -> np.ndarray:
-        """Bool ``(B,)``: the learner's ``actions`` (int ``(B,)``) that are not legal in the games ``where``."""
+    def check_actions(self, actions) -> np.ndarray:
+        """The learners' ``actions`` as int64 ``(B,)``; a ``ValueError`` unless they are integers of that shape."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers of shape ({self.num_envs},), got shape {actions.shape} "
+                             f"dtype {actions.dtype}")
+        return actions.astype(np.int64)
+
+    def illegal(self, actions: np.ndarray, where: np.ndarray, *, name_game: bool = True) -> np.ndarray:
+        """Bool ``(B,)``: the learner's ``actions`` (int ``(B,)``) that are not legal in the games ``where``.
+
+        Under ``illegal_action="raise"`` a ``ValueError`` for the first such game instead (naming
+        the game when ``name_game``), before anything changes.
+        """
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
         legal = in_range & self.core.legal_mask()[self._all, actions * in_range]
-        return where & ~legal
+        illegal = where & ~legal
+        if self.illegal_action == "raise" and illegal.any():
+            game = int(np.flatnonzero(illegal)[0])
+            raise ValueError(self._illegal_message(game, int(actions[game]), f" in game {game}" if name_game else ""))
+        return illegal
 
-    def illegal_message(self, game: int, action: int, where: str) -> str:
+    def _illegal_message(self, game: int, action: int, where: str) -> str:
         legal = np.flatnonzero(self.core.legal_mask()[game])
         described = f"{action} ({action_str(action)})" if 0 <= action < NUM_ACTIONS else f"{action}"
         return (f"illegal action {described} for the learning seat {int(self.seat[game])}{where}; legal actions: "
@@ -269,17 +285,10 @@ class SpoilFiveVectorEnv(VectorEnv):
         """One learner action per game; games that ended at the previous step restart instead."""
         if not self._started:
             raise ValueError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers of shape ({self.num_envs},), got shape {actions.shape} "
-                             f"dtype {actions.dtype}")
         batch = self.batch
-        actions = actions.astype(np.int64)
+        actions = batch.check_actions(actions)
         resetting = self._autoreset.copy()
         illegal = batch.illegal(actions, ~resetting)
-        if batch.illegal_action == "raise" and illegal.any():
-            game = int(np.flatnonzero(illegal)[0])
-            raise ValueError(batch.illegal_message(game, int(actions[game]), f" in game {game}"))
         acting = ~resetting & ~illegal
         rewards, terminated = batch.learner_step(actions, acting, illegal)
         if resetting.any():

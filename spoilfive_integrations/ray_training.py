@@ -15,7 +15,8 @@ Faults: an actor that dies is restarted by Ray (``max_restarts``) and the rollou
 playing is run again on the new one (``max_task_retries``); the rollout is seeded from
 ``(seed, iteration, worker)`` at its start, so the redone rollout is the one that was lost.
 The driver notices the new process and logs it. A worker that cannot be brought back loses
-its share of that iteration (logged); the others' rollouts are trained on. Ctrl-C on the
+its share of that iteration (logged); the others' rollouts are trained on, and a worker dead
+for good (its restarts spent, or killed for good) is dropped from the run with its games. Ctrl-C on the
 driver stops waiting for the rollouts at once (they are dropped) and lets ``train.py`` save
 its resumable checkpoint. A resumed run may use another number of workers: the games are
 split afresh, and nothing of a worker's state outlives its rollout.
@@ -103,6 +104,7 @@ class RolloutWorkers:
                              f"{READY_TIMEOUT_S:.0f} s (are its CPUs held by another job? see `ray status`)") from None
         self.pids = [pid for pid, _ in started]
         self.games = [games for _, games in started]
+        self.numbers = list(range(workers))  # each worker's number in the logs
         self.lost = 0  # rollouts lost for good over the run
         self.restarts = 0
 
@@ -125,24 +127,40 @@ class RolloutWorkers:
                     ray.cancel(ref, force=False)
                 return None
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
-        batches = []
-        for worker, ref in enumerate(refs):
+        batches, gone = [], []
+        for index, ref in enumerate(refs):
+            worker = self.numbers[index]
             try:
                 pid, batch = ray.get(ref)
             except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as error:
                 self.lost += 1
                 self.say(f"rollout worker {worker} lost its rollout of iteration {iteration} "
                          f"({type(error).__name__}): skipped; training on the other workers' rollouts")
+                if not self._alive(index):
+                    gone.append(index)
                 continue
-            if pid != self.pids[worker]:
+            if pid != self.pids[index]:
                 self.restarts += 1
-                self.say(f"rollout worker {worker} died and was restarted by Ray (process {self.pids[worker]} -> "
+                self.say(f"rollout worker {worker} died and was restarted by Ray (process {self.pids[index]} -> "
                          f"{pid}); its rollout of iteration {iteration} ran (again) on the new process")
-                self.pids[worker] = pid
+                self.pids[index] = pid
             batches.append(batch)
+        for index in reversed(gone):  # dead for good (no restarts left): the run goes on without it
+            self.say(f"rollout worker {self.numbers[index]} cannot be restarted: the run goes on with "
+                     f"{len(self.actors) - 1} worker(s) and without its {self.games[index]} games")
+            for held in (self.actors, self.pids, self.games, self.numbers):
+                del held[index]
         if not batches:
             raise RuntimeError(f"every rollout worker failed in iteration {iteration}; the last checkpoint is kept")
         return merge_batches(batches)
+
+    def _alive(self, index: int) -> bool:
+        """Whether worker ``index`` answers (waiting while Ray restarts it)."""
+        try:
+            ray.get(self.actors[index].ready.remote(), timeout=READY_TIMEOUT_S)
+            return True
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            return False
 
     def close(self) -> None:
         for actor in self.actors:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -139,26 +140,30 @@ def test_two_workers_train_and_one_worker_is_the_in_process_run(cluster, tmp_pat
     assert not all(torch.equal(two[k], here[k]) for k in here)  # two workers: other games, other seeds
 
 
-def test_a_killed_worker_is_restarted_and_the_run_finishes(cluster, tmp_path, monkeypatch, capsys):
+def test_a_killed_worker_is_restarted_one_dead_for_good_is_dropped_and_the_run_finishes(cluster, tmp_path,
+                                                                                         monkeypatch, capsys):
     from spoilfive_integrations import ray_training
 
     collect = ray_training.RolloutWorkers.collect
     killed = []
 
     def collect_then_kill(self, net, iteration, snapshot, stop=None):
-        if iteration == 2:  # kill worker 0 while its rollout is under way (or, if it is quick, just after)
+        if iteration in (2, 4):  # kill worker 0 while its rollout is under way (or, if it is quick, just after)
+            last = iteration == 4  # ... the second time for good
             timer = threading.Timer(0.05, lambda: (killed.append(self.pids[0]),
-                                                    ray.kill(self.actors[0], no_restart=False)))
+                                                    ray.kill(self.actors[0], no_restart=last)))
             timer.start()
         return collect(self, net, iteration, snapshot, stop)
 
     monkeypatch.setattr(ray_training.RolloutWorkers, "collect", collect_then_kill)
     train = load_train()
     summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "kill", *TINY, "--num-games", "1024",
-                          "--total-decisions", "60000", "--ray", "--workers", "2"])
+                          "--total-decisions", "120000", "--ray", "--workers", "2"])
     log = capsys.readouterr().err
-    assert killed and "rollout worker 0 died and was restarted by Ray" in log, log[-2000:]
-    assert summary["progress"]["iteration"] >= 3 and (tmp_path / "kill" / "checkpoint.pt").is_file()
+    assert len(killed) == 2 and "rollout worker 0 died and was restarted by Ray" in log, log[-2000:]
+    assert re.search(r"rollout worker 0 lost its rollout of iteration [45] ", log)  # 5: killed just after its 4th
+    assert "rollout worker 0 cannot be restarted: the run goes on with 1 worker(s)" in log
+    assert summary["progress"]["iteration"] >= 5 and (tmp_path / "kill" / "checkpoint.pt").is_file()
 
 
 def test_ctrl_c_on_a_ray_run_saves_and_it_resumes_with_another_number_of_workers(cluster, tmp_path):

@@ -487,6 +487,81 @@ def _worker_main(spec: str, seconds: float, seed: int, cpu: int | None = None) -
     return 0
 
 
+# ---------------------------------------------------------------------------- where the time goes
+def _best_cpu_microseconds(call, number: int, repeats: int = 3) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(number):
+            call()
+        best = min(best, (time.process_time() - start) / number)
+    return best * 1e6
+
+
+def _cores_in_play(batch_size: int, count: int, num_players: int) -> list:
+    """``count`` cores of ``batch_size`` games, each advanced a different number of steps."""
+    cores = []
+    for k in range(count):
+        core = SpoilFiveCore(batch_size, rules=Rules(num_players=num_players), seed=k)
+        rng = np.random.default_rng(k)
+        for _ in range(2 + 3 * k):
+            _, done = core.step(random_legal_actions(rng, core.legal_mask()))
+            if done.any():
+                core.reset(done)
+        cores.append(core)
+    return cores
+
+
+def _reset_masks(cores) -> None:
+    for core in cores:
+        core._mask_cache = None
+        core._legal_mask()
+
+
+def _profile_batch(batch_size: int, num_players: int, count: int) -> dict:
+    from .observation import build_observation
+
+    cores = _cores_in_play(batch_size, count, num_players)
+    number = 1000 if batch_size == 1 else 6
+    seats = [core.current.copy() for core in cores]
+    rng = np.random.default_rng(0)
+    actions = [random_legal_actions(rng, core.legal_mask()) for core in cores]
+    games = np.arange(batch_size)
+
+    def observe_all():
+        for core, seat in zip(cores, seats):
+            build_observation(core, seat)
+
+    def copy_and_step():
+        for core, action in zip([c.subset(games) for c in cores], actions):
+            core.step(action)
+
+    copies = max(3, number // 5)
+    step = (_best_cpu_microseconds(copy_and_step, copies)
+            - _best_cpu_microseconds(lambda: _reset_masks([c.subset(games) for c in cores]), copies))
+    return {f"observation B={batch_size}": _best_cpu_microseconds(observe_all, number) / count,
+            f"legal mask B={batch_size}": _best_cpu_microseconds(lambda: _reset_masks(cores), number) / count,
+            f"step B={batch_size}": step / count}
+
+
+def profile(num_players: int = PEER_PLAYERS, batch_sizes=(1, PEER_BATCH), seconds: float = DEFAULT_SECONDS,
+            count: int = 6) -> dict:
+    """CPU microseconds per call of the parts of a decision: observation, legal mask, step.
+
+    Each part runs on ``count`` cores at different points of a hand. The step is timed on fresh
+    copies (:meth:`SpoilFiveCore.subset`), less the cost of copying and computing the mask
+    there. ``"aec decision"`` is one decision of the AEC loop, PettingZoo's wrapper and the
+    random choice included.
+    """
+    parts = {}
+    for batch_size in batch_sizes:
+        parts.update(_profile_batch(batch_size, num_players, count))
+    start = time.process_time()
+    decisions, _, _ = aec_loop(make_env(num_players=num_players), seconds)
+    parts["aec decision"] = (time.process_time() - start) / decisions * 1e6
+    return parts
+
+
 def _int_list(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",") if part.strip()]
@@ -514,6 +589,9 @@ def main(argv=None) -> int:
                              "'peers' extra), each side in its own process, alternating, and print the ratios")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                         help=f"rounds of --peers (default {DEFAULT_ROUNDS})")
+    parser.add_argument("--profile", action="store_true",
+                        help="CPU microseconds per call of the observation, the legal mask and the step "
+                             "(B=1 and B=4096) and of one AEC decision (docs/performance.md)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one measurement, for --peers' subprocesses
     parser.add_argument("--worker-cpu", type=non_negative_int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -528,6 +606,11 @@ def main(argv=None) -> int:
             parser.error(f"--batch-sizes: {b} is not allowed: batch sizes must be positive")
     if args.worker:
         return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
+    if args.profile:
+        parts = profile(seconds=seconds)
+        print(json.dumps(parts, indent=2) if args.json else
+              "\n".join(f"{name:>22}  {value:9.1f} us" for name, value in parts.items()))
+        return 0
     if args.peers:
         def log(line):
             print(line, file=sys.stderr, flush=True)

@@ -168,3 +168,12 @@ def test_peers_flag_prints_the_comparison(monkeypatch, capsys):
     assert bench.main(["--peers", "--rounds", "2", "--seconds", "0.1", "--seed", "3"]) == 0
     assert seen == {"rounds": 2, "seconds": 0.1, "seed": 3}
     assert "| t | | p | | skipped: not installed: x |" in capsys.readouterr().out
+
+
+def test_profile_names_every_part():
+    parts = bench.profile(batch_sizes=(1, 8), seconds=0.05, count=2)
+    expected = {f"{part} B={b}" for part in ("observation", "legal mask", "step") for b in (1, 8)}
+    assert set(parts) == expected | {"aec decision"}
+    # The step is a difference of two timings (noise can move it), the others are timed directly.
+    assert all(np.isfinite(value) for value in parts.values())
+    assert all(value > 0 for name, value in parts.items() if not name.startswith("step"))

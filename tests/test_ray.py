@@ -31,6 +31,8 @@ CLUSTER_CPUS = 2
 
 @pytest.fixture(scope="module")
 def cluster():
+    if ray.is_initialized():  # a session another test module left behind would not be ours
+        ray.shutdown()
     ray.init(address="local", num_cpus=CLUSTER_CPUS, include_dashboard=False, logging_level="WARNING",
              log_to_driver=False)
     yield ray

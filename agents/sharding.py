@@ -144,12 +144,12 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         What :func:`agents.evaluate.play_tournament` returns for all the deals, identical
         to a single-process run whatever ``shards`` is.
     """
+    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1):
+        raise ValueError(f"shards={shards!r} is not allowed: it must be a positive integer (or None: one per CPU)")
     ray = connect(address)
     blocks = num_blocks(len(turnups))
     if shards is None:
         shards = max(1, cluster_cpus(ray))
-    if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
-        raise ValueError(f"shards={shards!r} is not allowed: it must be a positive integer")
     task = ray.remote(num_cpus=1, max_retries=2)(_play_shard)
     specs_ref = ray.put(list(specs))
     pending = []

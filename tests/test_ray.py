@@ -76,6 +76,14 @@ def test_shard_ranges_cover_every_block_once_in_order():
             assert len(ranges) == min(blocks, shards)
 
 
+def test_bad_shards_and_address_raise_before_any_play():
+    with pytest.raises(ValueError, match="shards=0 is not allowed"):
+        evaluate(["greedy"], 3, deals=10, ray=True, shards=0)
+    if not ray.is_initialized():  # (a session already joined is reused; the CLI test covers the address too)
+        with pytest.raises(ValueError, match="no Ray cluster answers there"):
+            evaluate(["greedy"], 3, deals=10, ray="127.0.0.1:1")
+
+
 def test_an_agent_objects_generator_is_put_back():
     agent = build_agents(["random"], 0)[0]
     before = agent.rng.bit_generator.state

@@ -21,7 +21,7 @@ cost is paid once per batch and the module's forward pass sees all the batch's a
 RLlib's environment pre-check steps ``action_space.sample()``, unmasked. With the default
 ``illegal_action="penalty"`` the check passes: an illegal action ends that game's hand
 with the seeds' penalty (docs/rules.md), the one the Gymnasium env gives
-(:meth:`spoilfive_integrations.vector.LearnerBatch.penalty_rewards`): the offender's reward is
+(:func:`spoilfive_integrations.vector.forfeit_rewards`): the offender's reward is
 that of a lost hand, his antes and (under ``"equity"``) his share of the pool as the hand
 began; every other seat gets 0. The masking module never plays one (the env's
 ``illegal_actions`` attribute counts them). ``illegal_action="raise"`` raises ``ValueError``
@@ -55,12 +55,13 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.policy import PolicyAgent, PolicyNet
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import MODES, REWARDS, SpoilFiveCore
+from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import make_rules
 
-ILLEGAL_ACTIONS = ("penalty", "raise")
+from .vector import ILLEGAL_ACTION_MODES, forfeit_rewards, not_legal
+
 SHARED_POLICY = "shared"
 DEFAULT_HIDDEN = (256, 256)
 
@@ -95,12 +96,9 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         seed = options.pop("seed", None)
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
-        if mode not in MODES or reward not in REWARDS:
-            raise ValueError(f"mode={mode!r}, reward={reward!r}: choose mode from {', '.join(MODES)} "
-                             f"and reward from {', '.join(REWARDS)}")
-        if illegal_action not in ILLEGAL_ACTIONS:
+        if illegal_action not in ILLEGAL_ACTION_MODES:  # mode and reward: SpoilFiveCore checks them
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
-                             f"{', '.join(ILLEGAL_ACTIONS)}")
+                             f"{', '.join(ILLEGAL_ACTION_MODES)}")
         worker_index = getattr(config, "worker_index", 0)
         if seed is not None:
             seed = int(seed) + int(worker_index)
@@ -148,15 +146,14 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         rewards = np.zeros((B, n), np.float32)
         forfeited_now = np.zeros(B, bool)
         if self.illegal_action == "penalty":
-            mask = self.core.legal_mask()
-            in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-            illegal = moving & ~(in_range & mask[np.arange(B), np.where(in_range, actions, 0)])
+            illegal = moving & not_legal(self.core, actions)
             if illegal.any():
                 forfeited_now = illegal
                 self._forfeited |= illegal
                 moving &= ~illegal
                 offenders = np.flatnonzero(illegal)
-                rewards[offenders, self.core.current_player[offenders]] = self._penalty_rewards(offenders)
+                seats = self.core.current_player[offenders]
+                rewards[offenders, seats] = forfeit_rewards(self.core, offenders, seats)
                 self.illegal_actions += len(offenders)
         hand_rewards, ended = self.core.step(actions, where=moving)
         rewards += hand_rewards
@@ -173,14 +170,6 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         terminated["__all__"] = all_done
         still_playing = ~(self.core.done | self._forfeited)
         return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
-
-    def _penalty_rewards(self, games: np.ndarray) -> np.ndarray:
-        """The offender's reward of a lost hand: his antes, and under equity his pool share too."""
-        core, seats = self.core, self.core.current_player[games]
-        lost = core.chips[games, seats] - core.chips_at_hand_start[games, seats]
-        if core.reward_mode == "chips":
-            return lost
-        return lost - core.pool_at_hand_start[games] / self.num_players
 
     def _observations(self, games_mask: np.ndarray) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""

@@ -72,6 +72,26 @@ def core_seed(seed: int) -> int:
     return int(np.random.SeedSequence([int(seed), _CORE_STREAM]).generate_state(1)[0])
 
 
+def not_legal(core: SpoilFiveCore, actions: np.ndarray) -> np.ndarray:
+    """Bool ``(B,)``: which of ``actions`` (int ``(B,)``, one per game) are not legal now, out of range included."""
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    return ~(in_range & core.legal_mask()[np.arange(len(actions)), actions * in_range])
+
+
+def forfeit_rewards(core: SpoilFiveCore, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """The reward of ``seats`` forfeiting their interest in the pool in ``games`` (the seeds' penalty, docs/rules.md).
+
+    The hand is scored as if it ended now with nothing of the pool his: under ``"chips"``
+    his chip change in the hand (his antes), under ``"equity"`` that minus his even share
+    of the pool as the hand began. Either way it is what losing the hand to another player
+    would give him, and negative whenever he has paid an ante or the pool held chips.
+    """
+    chips_change = core.chips[games, seats] - core.chips_at_hand_start[games, seats]
+    if core.reward_mode == "chips":
+        return chips_change.astype(np.float64)
+    return chips_change - core.pool_at_hand_start[games] / core.rules.num_players
+
+
 class LearnerBatch:
     """``B`` games, one learning seat each, the opponents moving in batch between its decisions.
 
@@ -143,9 +163,7 @@ class LearnerBatch:
         Under ``illegal_action="raise"`` a ``ValueError`` for the first such game instead (naming
         the game when ``name_game``), before anything changes.
         """
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = in_range & self.core.legal_mask()[self._all, actions * in_range]
-        illegal = where & ~legal
+        illegal = where & not_legal(self.core, actions)
         if self.illegal_action == "raise" and illegal.any():
             game = int(np.flatnonzero(illegal)[0])
             raise ValueError(self._illegal_message(game, int(actions[game]), f" in game {game}" if name_game else ""))
@@ -157,20 +175,6 @@ class LearnerBatch:
         return (f"illegal action {described} for the learning seat {int(self.seat[game])}{where}; legal actions: "
                 + ", ".join(f"{a} ({action_str(a)})" for a in legal))
 
-    def penalty_rewards(self, rows: np.ndarray) -> np.ndarray:
-        """The learner's reward when he forfeits his interest in the pool (the seeds' penalty, docs/rules.md).
-
-        The hand is scored as if it ended now with nothing of the pool his: under ``"chips"``
-        his chip change in the hand (his antes), under ``"equity"`` that minus his even share
-        of the pool as the hand began. Either way it is what losing the hand to another player
-        would give him, and negative whenever he has paid an ante or the pool held chips.
-        """
-        core, seats = self.core, self.seat[rows]
-        chips_change = core.chips[rows, seats] - core.chips_at_hand_start[rows, seats]
-        if core.reward_mode == "chips":
-            return chips_change.astype(np.float64)
-        return chips_change - core.pool_at_hand_start[rows] / self.num_players
-
     def learner_step(self, actions: np.ndarray, acting: np.ndarray, penalized: np.ndarray):
         """Apply the learner's legal ``actions`` in ``acting`` games and end ``penalized`` ones.
 
@@ -181,7 +185,8 @@ class LearnerBatch:
             step_rewards, _ = self.core.step(actions, where=acting)
             rewards += step_rewards[self._all, self.seat]
         if penalized.any():
-            rewards[penalized] = self.penalty_rewards(np.flatnonzero(penalized))
+            rows = np.flatnonzero(penalized)
+            rewards[rows] = forfeit_rewards(self.core, rows, self.seat[rows])
         terminated = (acting & (self.core.phase == PHASE_DONE)) | penalized
         self.over |= terminated
         return rewards, terminated
@@ -233,7 +238,7 @@ class SpoilFiveVectorEnv(VectorEnv):
             each episode start from the env's ``np_random``.
         illegal_action: ``"raise"`` (default; ``ValueError``, nothing changes) or ``"penalty"``
             (that game's episode terminates with the penalty reward, see
-            :meth:`LearnerBatch.penalty_rewards`).
+            :func:`forfeit_rewards`).
         render_mode: None or ``"ansi"`` (``render()`` returns one text table per game).
         mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
     """

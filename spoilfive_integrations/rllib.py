@@ -58,7 +58,7 @@ from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import make_rules
+from spoilfive_env.rules import is_integer, make_rules
 
 from .vector import ILLEGAL_ACTION_MODES, forfeit_rewards, not_legal
 
@@ -94,7 +94,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         reward = options.pop("reward", "equity")
         illegal_action = options.pop("illegal_action", "penalty")
         seed = options.pop("seed", None)
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+        if not is_integer(num_games) or num_games < 1:
             raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
         if illegal_action not in ILLEGAL_ACTION_MODES:  # mode and reward: SpoilFiveCore checks them
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "

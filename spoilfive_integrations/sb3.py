@@ -45,6 +45,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.base import Agent
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
 from .vector import LearnerBatch, single_observation_space
@@ -215,7 +216,7 @@ class SelfPlayCallback(BaseCallback):
 
     def __init__(self, refresh_steps: int, *, greedy: bool = False, seed: int = 0, verbose: int = 0):
         super().__init__(verbose)
-        if isinstance(refresh_steps, bool) or not isinstance(refresh_steps, (int, np.integer)) or refresh_steps < 1:
+        if not is_integer(refresh_steps) or refresh_steps < 1:
             raise ValueError(f"refresh_steps={refresh_steps!r} is not allowed: it must be an integer, 1 or more")
         self.refresh_steps = int(refresh_steps)
         self.greedy = greedy

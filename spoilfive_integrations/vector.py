@@ -53,7 +53,7 @@ from gymnasium.vector.utils import batch_space
 from spoilfive_env.actions import NUM_ACTIONS, action_str
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
 from spoilfive_env.env import _observation_bounds, render_table
-from spoilfive_env.rules import make_rules
+from spoilfive_env.rules import is_integer, make_rules
 
 from .opponents import resolve_opponents
 
@@ -108,14 +108,13 @@ class LearnerBatch:
 
     def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
                  illegal_action: str = "raise", mode: str = "hand", reward: str = "equity", **rules):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is not allowed: it must be an integer, 1 or more")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose 'raise' or 'penalty'")
         self.rules = make_rules(num_players=num_players, **rules)
         n = self.rules.num_players
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
-                                 or not 0 <= seat < n):
+        if seat is not None and not (is_integer(seat) and 0 <= seat < n):
             raise ValueError(f"seat={seat!r} is not allowed: give a seat 0-{n - 1}, or None to draw it at each reset")
         self.fixed_seat = None if seat is None else int(seat)
         self.illegal_action = illegal_action
@@ -274,7 +273,7 @@ class SpoilFiveVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new episode in every game. ``seed`` (an int) reproduces the deals, seats and opponents."""
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        if seed is not None and not (is_integer(seed) and seed >= 0):
             raise ValueError(f"seed={seed!r} is not allowed: give a non-negative integer or None")
         if options:
             raise ValueError(f"unknown reset options {sorted(options)}: SpoilFiveVectorEnv takes none")

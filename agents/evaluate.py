@@ -196,7 +196,8 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
         masks = core.legal_mask()
         observations = core.observe()
         who = agent_of_seat[ids, core.current.astype(np.int64)]
-        actions = np.zeros(len(ids), np.int64)
+        who[core.done] = -1  # finished games wait for compaction: asking an agent would spend its stream
+        actions = np.zeros(len(ids), np.int64)  # (a finished game's action is ignored)
         for index, agent in enumerate(agents):
             rows = np.flatnonzero(who == index)
             if not len(rows):

@@ -13,6 +13,8 @@ import argparse
 import math
 import sys
 
+from .cards import MAX_PLAYERS, MIN_PLAYERS
+
 BAD_USAGE = 2  # argparse's exit status for a bad command line
 
 
@@ -38,6 +40,15 @@ def non_negative_int(text: str) -> int:
     value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a whole number of at least 0")
+    return value
+
+
+def table_size(text: str) -> int:
+    """argparse ``type``: a number of players Spoil Five takes (2 to 10)."""
+    value = _int(text)
+    if not MIN_PLAYERS <= value <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: Spoil Five takes {MIN_PLAYERS} to "
+                                         f"{MAX_PLAYERS} players")
     return value
 
 

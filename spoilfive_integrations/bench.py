@@ -26,6 +26,7 @@ from spoilfive_env.cli import (
     non_negative_int,
     positive_float,
     positive_int,
+    table_size,
 )
 
 from .gymnasium_env import SpoilFiveGymEnv
@@ -125,7 +126,7 @@ def main(argv=None) -> int:
                     "core batch, alternated in one run, and their ratio.")
     parser.add_argument("--num-envs", type=positive_int, default=DEFAULT_NUM_ENVS,
                         help=f"games in the VectorEnv (default {DEFAULT_NUM_ENVS})")
-    parser.add_argument("--players", type=positive_int, default=DEFAULT_PLAYERS,
+    parser.add_argument("--players", type=table_size, default=DEFAULT_PLAYERS,
                         help=f"table size, 2 to 10 (default {DEFAULT_PLAYERS})")
     parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
                         help=f"opponent agent for every other seat (default {DEFAULT_OPPONENTS})")
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         envs = make_envs(args.num_envs, args.players, args.opponents)
-    except ValueError as error:  # a bad table size or opponent
+    except ValueError as error:  # a bad opponent
         parser.error(str(error))
     report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
     print(json.dumps(report, indent=2) if args.json else format_table(report))

@@ -32,15 +32,13 @@ from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIR
 from spoilfive_env.cards import (
     ACE,
     ACE_OF_TRUMPS,
-    MAX_PLAYERS,
-    MIN_PLAYERS,
     NUM_RANKS,
     SUIT_SYMBOLS,
     TRUMP,
     card_index,
     card_str,
 )
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, table_size
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
 from spoilfive_env.env import raw_env, render_table
 from spoilfive_env.rules import PRESETS, make_rules
@@ -295,7 +293,7 @@ def main(argv=None) -> int:
     ``q`` or the end of input quit (exit 0), Ctrl-C too (exit 130)."""
     parser = ArgumentParser(prog="python -m spoilfive_env.play",
                             description="Play Spoil Five in the terminal against agents.")
-    parser.add_argument("--players", type=int, default=4, help="table size, 2-10 (default 4)")
+    parser.add_argument("--players", type=table_size, default=4, help="table size, 2-10 (default 4)")
     parser.add_argument("--opponents", default="spoiler",
                         help="agent names or checkpoint paths, comma-separated (default spoiler)")
     parser.add_argument("--seat", type=non_negative_int, default=0, help="your seat (default 0)")
@@ -308,8 +306,6 @@ def main(argv=None) -> int:
         rules["num_hands"] = args.hands
     if args.preset is not None:
         rules["preset"] = args.preset
-    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-        parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
     if args.preset is not None and args.preset not in PRESETS:
         parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
     try:

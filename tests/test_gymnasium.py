@@ -521,7 +521,7 @@ def test_bench_reports_both_rates_and_their_ratio(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--players", "11"], "num_players=11 is not allowed"),
+    (["--players", "11"], "--players: '11' is not allowed: Spoil Five takes 2 to 10 players"),
     (["--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--num-envs", "0"], "--num-envs: '0' is not allowed"),
     (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),

@@ -79,6 +79,7 @@ DEFAULT_ROUNDS = 5
 PEER_PLAYERS = 4  # table size of our side of every comparison
 PEER_BATCH = 4096  # batch size of the batched comparisons
 WORKER_TIMEOUT = 600  # seconds a measuring subprocess may take, JAX compilation included
+HAND_DECISIONS = 20  # decisions in a 4-player hand (5 tricks of 4 cards), robbing aside
 
 _BITS_PER_BYTE = 8
 # Set bits in each byte value, and the position of the j-th set bit of each byte value.
@@ -499,12 +500,17 @@ def _best_cpu_microseconds(call, number: int, repeats: int = 3) -> float:
 
 
 def _cores_in_play(batch_size: int, count: int, num_players: int) -> list:
-    """``count`` cores of ``batch_size`` games, each advanced a different number of steps."""
+    """``count`` cores of ``batch_size`` games, each advanced a different number of steps.
+
+    A batch is played for several hands first, restarting finished games, so that its games
+    stand at every point of a hand (a fresh batch plays its tricks in step).
+    """
+    warm_up = 0 if batch_size == 1 else 3 * HAND_DECISIONS
     cores = []
     for k in range(count):
         core = SpoilFiveCore(batch_size, rules=Rules(num_players=num_players), seed=k)
         rng = np.random.default_rng(k)
-        for _ in range(2 + 3 * k):
+        for _ in range(warm_up + 2 + 3 * k):
             _, done = core.step(random_legal_actions(rng, core.legal_mask()))
             if done.any():
                 core.reset(done)

@@ -34,6 +34,7 @@ from torch.utils.tensorboard import SummaryWriter
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents import base
 from agents.evaluate import evaluate
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
 
 
 @dataclass
@@ -67,8 +68,14 @@ class Args:
     num_iterations: int = 0
 
 
+# Counts and seeds are checked as they are parsed (one line and exit 2 for a bad value).
+CHECKED_TYPES = {"num_players": table_size, "total_timesteps": positive_int, "num_envs": positive_int,
+                 "num_steps": positive_int, "num_minibatches": positive_int, "update_epochs": positive_int,
+                 "seed": non_negative_int, "eval_deals": non_negative_int}
+
+
 def parse_args(argv=None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(Args):
         if "help" not in f.metadata:
             continue
@@ -76,13 +83,10 @@ def parse_args(argv=None) -> Args:
         if f.type in ("bool", bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=f.metadata["help"])
         else:
-            kind = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
+            kind = CHECKED_TYPES.get(f.name) or {"int": int, "float": float, "str": str}[
+                f.type if isinstance(f.type, str) else f.type.__name__]
             parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
-    args = Args(**vars(parser.parse_args(argv)))
-    for name in ("num_players", "total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    return args
+    return Args(**vars(parser.parse_args(argv)))
 
 
 SQRT2 = float(np.sqrt(2))

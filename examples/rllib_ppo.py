@@ -34,6 +34,7 @@ import agents
 import spoilfive_env
 import spoilfive_integrations
 from agents.evaluate import evaluate
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_integrations.rllib import (
     SHARED_POLICY,
     SpoilFiveMultiAgentEnv,
@@ -46,33 +47,25 @@ ROUTES = ("batched", "pettingzoo")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--route", choices=ROUTES, default="batched", help="environment route (see above)")
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join ('auto' or host:port); default: start a local Ray")
-    parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray (no --address)")
-    parser.add_argument("--num-env-runners", type=int, default=0,
+    parser.add_argument("--num-cpus", type=positive_int, default=2, help="CPUs of the local Ray (no --address)")
+    parser.add_argument("--num-env-runners", type=non_negative_int, default=0,
                         help="remote environment runners (0: sample in the driver)")
-    parser.add_argument("--num-players", type=int, default=4)
-    parser.add_argument("--num-games", type=int, default=256, help="games per environment (batched route)")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=8192, help="decisions per training iteration")
-    parser.add_argument("--minibatch-size", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[256, 256], help="layer widths")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--eval-deals", type=int, default=500,
+    parser.add_argument("--num-players", type=table_size, default=4)
+    parser.add_argument("--num-games", type=positive_int, default=256, help="games per environment (batched route)")
+    parser.add_argument("--iterations", type=positive_int, default=10)
+    parser.add_argument("--batch-size", type=positive_int, default=8192, help="decisions per training iteration")
+    parser.add_argument("--minibatch-size", type=positive_int, default=2048)
+    parser.add_argument("--epochs", type=positive_int, default=4)
+    parser.add_argument("--lr", type=positive_float, default=3e-4)
+    parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256], help="layer widths")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
                         help="duplicate deals per evaluation table (0: no evaluation)")
-    args = parser.parse_args(argv)
-    if args.num_env_runners < 0:
-        parser.error(f"--num-env-runners must be 0 or more, got {args.num_env_runners}")
-    for name in ("num_players", "num_games", "iterations", "batch_size", "minibatch_size", "epochs"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if not 2 <= args.num_players <= 10:
-        parser.error(f"--num-players must be 2-10, got {args.num_players}")
-    return args
+    return parser.parse_args(argv)
 
 
 def make_pettingzoo_env(config):

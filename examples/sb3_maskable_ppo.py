@@ -28,30 +28,27 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents.evaluate import evaluate
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
 from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
 
 ROUTES = ("batched", "single")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--route", choices=ROUTES, default="batched")
-    parser.add_argument("--num-players", type=int, default=4)
+    parser.add_argument("--num-players", type=table_size, default=4)
     parser.add_argument("--opponents", default="random", help="opponents' agent spec (agents.load_agent)")
-    parser.add_argument("--num-envs", type=int, default=128, help="games in the core batch (batched route)")
-    parser.add_argument("--timesteps", type=int, default=300_000, help="learner decisions")
-    parser.add_argument("--self-play", type=int, default=0, metavar="K",
+    parser.add_argument("--num-envs", type=positive_int, default=128, help="games in the core batch (batched route)")
+    parser.add_argument("--timesteps", type=positive_int, default=300_000, help="learner decisions")
+    parser.add_argument("--self-play", type=non_negative_int, default=0, metavar="K",
                         help="refresh the opponents from the learner every K env steps (0: fixed opponents)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per evaluation table (0: none)")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
+                        help="duplicate deals per evaluation table (0: none)")
     args = parser.parse_args(argv)
-    if not 2 <= args.num_players <= 10:
-        parser.error(f"--num-players must be 2-10, got {args.num_players}")
-    for name in ("num_envs", "timesteps"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.self_play < 0 or (args.self_play and args.route != "batched"):
-        parser.error("--self-play takes K >= 1 and the batched route")
+    if args.self_play and args.route != "batched":
+        parser.error("--self-play takes the batched route")
     return args
 
 

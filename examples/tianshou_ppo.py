@@ -40,28 +40,24 @@ import spoilfive_env
 from agents.base import Agent
 from agents.evaluate import evaluate
 from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_integrations.tianshou import SeatTrajectories
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--num-players", type=int, default=4)
-    parser.add_argument("--iterations", type=int, default=60)
-    parser.add_argument("--episodes", type=int, default=64, help="hands collected per iteration")
-    parser.add_argument("--epochs", type=int, default=4, help="PPO epochs over each seat's data")
-    parser.add_argument("--minibatch-size", type=int, default=256)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--eval-deals", type=int, default=500, help="duplicate deals per evaluation table (0: none)")
-    args = parser.parse_args(argv)
-    if not 2 <= args.num_players <= 10:
-        parser.error(f"--num-players must be 2-10, got {args.num_players}")
-    for name in ("iterations", "episodes", "hidden", "epochs", "minibatch_size"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    return args
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--num-players", type=table_size, default=4)
+    parser.add_argument("--iterations", type=positive_int, default=60)
+    parser.add_argument("--episodes", type=positive_int, default=64, help="hands collected per iteration")
+    parser.add_argument("--epochs", type=positive_int, default=4, help="PPO epochs over each seat's data")
+    parser.add_argument("--minibatch-size", type=positive_int, default=256)
+    parser.add_argument("--lr", type=positive_float, default=1e-3)
+    parser.add_argument("--hidden", type=positive_int, default=256)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
+    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
+                        help="duplicate deals per evaluation table (0: none)")
+    return parser.parse_args(argv)
 
 
 class MaskedActor(nn.Module):

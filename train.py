@@ -563,8 +563,10 @@ def main(argv=None) -> dict:
         fail(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
     workers = None  # --ray: the rollout workers (Ray actors), before any other work
     if args.ray is not None:
-        from spoilfive_integrations.ray_training import RolloutWorkers
-
+        try:
+            from spoilfive_integrations.ray_training import RolloutWorkers
+        except ImportError as error:
+            fail(f"--ray needs Ray ({error}): pip install 'spoilfive[ray]'")
         try:
             workers = RolloutWorkers(dataclasses.asdict(args), parse_weights(args.league), args.workers, args.ray,
                                      say=lambda text: print(text, file=sys.stderr, flush=True),

@@ -43,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import warnings
@@ -461,6 +462,32 @@ def _network_config(path, model) -> dict:
 
 
 # ---------------------------------------------------------------------- the agent
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run the block with torch on ``threads`` CPU threads (None: as set), restoring the setting after.
+
+    Acting on small batches beside environment stepping wants one thread: extra OpenMP threads
+    stall badly on a busy machine.
+    """
+    if threads is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def sample_legal(scores: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One legal action per row, drawn from ``softmax(scores)`` over the legal ones (Gumbel-max with ``rng``).
+
+    ``scores`` ``(B, 107)`` logits or log-probabilities, ``masks`` ``(B, 107)`` bool. Returns int64 ``(B,)``.
+    """
+    return np.where(masks, scores + rng.gumbel(size=scores.shape), -np.inf).argmax(axis=1).astype(np.int64)
+
+
 class PolicyAgent(Agent):
     """A trained policy as an :class:`~agents.base.Agent` (actor only, CPU by default).
 
@@ -487,14 +514,8 @@ class PolicyAgent(Agent):
             self.name = name
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        if self.threads is None or self.device.type != "cpu":
+        with torch_threads(self.threads if self.device.type == "cpu" else None):
             return self._act_batch(observations, masks)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            return self._act_batch(observations, masks)
-        finally:
-            torch.set_num_threads(previous)
 
     @torch.inference_mode()
     def _act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -514,8 +535,7 @@ class PolicyAgent(Agent):
             return MaskedCategorical(logits, mask).mode().cpu().numpy().astype(np.int64)
         # Sampling with the agent's own numpy generator keeps seeding explicit.
         logp = MaskedCategorical(logits, mask).log_probs.cpu().numpy()
-        gumbel = self.rng.gumbel(size=logp.shape)
-        return np.where(np.asarray(masks, dtype=bool), logp + gumbel, -np.inf).argmax(axis=1).astype(np.int64)
+        return sample_legal(logp, np.asarray(masks, dtype=bool), self.rng)
 
 
 def resolve_checkpoint(name_or_path) -> Path:

@@ -43,6 +43,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent
+from agents.policy import sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import is_integer
@@ -188,15 +189,11 @@ class SB3PolicyAgent(Agent):
         masks = np.asarray(masks, dtype=bool)
         if len(masks) == 0:
             return np.zeros(0, np.int64)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)  # small batches beside environment stepping
-        try:
+        with torch_threads(1):  # small batches beside environment stepping
             obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
             logits = self.policy.get_distribution(obs, action_masks=masks).distribution.logits.numpy()
-        finally:
-            torch.set_num_threads(previous)
         if not self.greedy:
-            logits = logits + self.rng.gumbel(size=logits.shape)
+            return sample_legal(logits, masks, self.rng)
         return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
 

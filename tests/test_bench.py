@@ -177,3 +177,10 @@ def test_profile_names_every_part():
     # The step is a difference of two timings (noise can move it), the others are timed directly.
     assert all(np.isfinite(value) for value in parts.values())
     assert all(value > 0 for name, value in parts.items() if not name.startswith("step"))
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(bench)
+    assert result.attempted > 0 and result.failed == 0

@@ -19,7 +19,7 @@ measurement                 one decision is
 
 The random legal action is drawn exactly uniformly and its cost is included in every number:
 for a batch, one uniform number per game picks the k-th legal action through the mask packed
-8 actions a byte (:func:`random_legal_actions`, about a fifth of a step at ``B = 4096``); for one
+8 actions a byte (:func:`random_legal_actions`, about a tenth of a step at ``B = 4096``); for one
 game, a uniform choice among ``np.flatnonzero(mask)``. Speed is measured here, never asserted
 by a test.
 

@@ -27,8 +27,9 @@ by a test.
 ``pip install "spoilfive[peers]"``): each measurement runs in a fresh subprocess, ours and the
 peer's alternately (who goes first alternates too) for ``--rounds`` rounds, every process on the
 same one CPU (NumPy steps on one thread; XLA would spread a Pgx step over every core), and the
-table gives the ratio ours / peer per round, its median and range. A peer that is not installed, or fails
-to start, is reported as skipped with the reason.
+table gives the ratio ours / peer per round, its median and range. A peer that is not installed,
+or fails to start, is reported as skipped with the reason. ``--profile`` prints the CPU
+microseconds of the parts of one decision (:func:`profile`; docs/performance.md).
 
 ==============================  =====================================  ============================
 comparison                      ours                                   peer

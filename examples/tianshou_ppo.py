@@ -42,6 +42,7 @@ from agents.evaluate import evaluate
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_env.observation import OBS_DIM
+from spoilfive_integrations.selfplay import MAX_DECISIONS_PER_HAND
 from spoilfive_integrations.tianshou import SeatTrajectories
 
 
@@ -126,7 +127,8 @@ def main(argv=None) -> int:
 
     train_envs = DummyVectorEnv([make_env])
     train_envs.seed(args.seed)
-    buffer = VectorReplayBuffer(args.episodes * 30 * args.num_players, 1)
+    # Room for every decision of the iteration's hands: the transitions must stay in time order.
+    buffer = VectorReplayBuffer(args.episodes * MAX_DECISIONS_PER_HAND * args.num_players, 1)
     collector = Collector(algorithm, train_envs, buffer, exploration_noise=False)
 
     started, decisions = time.perf_counter(), 0

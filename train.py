@@ -79,10 +79,10 @@ from agents.policy import (
     save_checkpoint,
 )
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
+from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.selfplay import MAX_DECISIONS_PER_HAND, TABLE_KINDS, SelfPlayRollout, split_games
+from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, split_games
 
 
 @dataclass

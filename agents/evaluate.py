@@ -53,7 +53,7 @@ import numpy as np
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore
-from spoilfive_env.rules import PRESETS, Rules, make_rules
+from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import load_agent
 from .base import Agent
@@ -375,11 +375,11 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         rules = rules.replace(**rule_options)
     if rules.num_players != num_players:
         raise ValueError(f"rules are for {rules.num_players} players, not {num_players}")
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
+    if not (is_integer(deals) and deals >= 1):
         raise ValueError(f"deals={deals!r} is not allowed: it must be a positive integer")
     if isinstance(agents, (str, Agent)):
         agents = [agents]
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+    if not (is_integer(batch_size) and batch_size >= 1):
         raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
     started = time.perf_counter()
     specs, lineup = distinct_specs(agents, num_players)

@@ -36,6 +36,8 @@ import socket
 
 import numpy as np
 
+from spoilfive_env.rules import is_integer
+
 BLOCK_DEALS = 256
 """Deals per block (each played under every rotation): the grain of seeding and of sharding."""
 
@@ -144,7 +146,7 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         What :func:`agents.evaluate.play_tournament` returns for all the deals, identical
         to a single-process run whatever ``shards`` is.
     """
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1):
+    if shards is not None and not (is_integer(shards) and shards >= 1):
         raise ValueError(f"shards={shards!r} is not allowed: it must be a positive integer (or None: one per CPU)")
     ray = connect(address)
     blocks = num_blocks(len(turnups))

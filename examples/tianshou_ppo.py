@@ -40,9 +40,9 @@ import spoilfive_env
 from agents.base import Agent
 from agents.evaluate import evaluate
 from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import MAX_DECISIONS_PER_HAND
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.selfplay import MAX_DECISIONS_PER_HAND
 from spoilfive_integrations.tianshou import SeatTrajectories
 
 

@@ -32,6 +32,8 @@ NUM_TRICKS = 5
 TRICKS_TO_WIN = 3
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10
+MAX_DECISIONS_PER_HAND = HAND_SIZE + 2
+"""The most decisions one seat makes in a hand: the rob, five cards, the jink choice."""
 
 CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
 TRUMP = 4  # effective suit of every trump card

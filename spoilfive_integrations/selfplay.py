@@ -16,7 +16,7 @@ and the policy's sampling are all seeded from them at the start of each :meth:`c
 rollout lost with a worker can be redone exactly, and one worker gives the in-process run.
 
 Decisions with a single legal action are played without the network and are not rows; a
-seat decides at most :data:`MAX_DECISIONS_PER_HAND` times in a hand.
+seat decides at most :data:`~spoilfive_env.cards.MAX_DECISIONS_PER_HAND` times in a hand.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import torch
 from agents import load_agent
 from agents.policy import PolicyNet
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import NUM_CARDS
+from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, NUM_CARDS
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import Rules
@@ -40,7 +40,6 @@ TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
 """The league's table kinds (``--league`` weights are over these)."""
 CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
 BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
-MAX_DECISIONS_PER_HAND = 7  # rob, five cards, the jink choice
 WORKER_SALT = 0x3A7  # seeds of worker w of several: [seed, iteration, WORKER_SALT, w]
 
 

@@ -444,6 +444,22 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+BASELINES = ("random", "spoiler")
+"""The tables a trained agent is checked against at the end of a training example."""
+
+
+def check_against_baselines(agent, num_players: int, deals: int, seed: int, say=print) -> dict:
+    """One seat of ``agent`` against a table of each of :data:`BASELINES` (the closing check
+    of the examples): one line each through ``say``, and the reports by baseline."""
+    reports = {}
+    for baseline in BASELINES:
+        report = reports[baseline] = evaluate([agent, baseline], num_players=num_players, deals=deals, seed=seed)
+        figures = report["agents"][report["lineup"][0]]
+        say(f"vs {num_players - 1} x {baseline}: equity/hand {figures['mean_equity']:+.3f} "
+            f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+    return reports
+
+
 def main(argv=None) -> int:
     """The command line; every value is checked before the tournament starts (a bad one: one line
     on standard error, exit status 2; Ctrl-C: one line, exit status 130)."""

@@ -33,7 +33,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents import base
-from agents.evaluate import evaluate
+from agents.evaluate import check_against_baselines
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
 
 
@@ -303,12 +303,7 @@ def main(argv=None) -> int:
 
     if args.eval_deals:
         policy = TrainedPolicy(agent)
-        for opponent in ("random", "spoiler"):
-            report = evaluate([policy, opponent], num_players=args.num_players, deals=args.eval_deals,
-                              seed=args.seed + 1)
-            figures = report["agents"][policy.name]
-            print(f"vs {args.num_players - 1} x {opponent}: equity/hand {figures['mean_equity']:+.3f} "
-                  f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+        check_against_baselines(policy, args.num_players, args.eval_deals, seed=args.seed + 1)
     return 0
 
 

@@ -33,7 +33,7 @@ from ray.tune.registry import register_env
 import agents
 import spoilfive_env
 import spoilfive_integrations
-from agents.evaluate import evaluate
+from agents.evaluate import check_against_baselines
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_integrations.rllib import (
     SHARED_POLICY,
@@ -115,12 +115,7 @@ def main(argv=None) -> int:
                   f"overall {total / elapsed:7.0f}/s", flush=True)
         if args.eval_deals:
             agent = policy_agent(algo.get_module(SHARED_POLICY), name="rllib-ppo")
-            for opponent in ("random", "spoiler"):
-                report = evaluate([agent, opponent], num_players=args.num_players, deals=args.eval_deals,
-                                  seed=args.seed + 1)
-                figures = report["agents"]["rllib-ppo"]
-                print(f"vs {args.num_players - 1} x {opponent}: equity/hand {figures['mean_equity']:+.3f} "
-                      f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+            check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
         algo.stop()
     finally:
         ray.shutdown()

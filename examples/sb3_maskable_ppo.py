@@ -27,7 +27,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
-from agents.evaluate import evaluate
+from agents.evaluate import check_against_baselines
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
 from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
 
@@ -72,12 +72,7 @@ def main(argv=None) -> int:
           f"{model.num_timesteps / elapsed:.0f} decisions/s (learning included)")
     if args.eval_deals:
         agent = SB3PolicyAgent(model.policy, greedy=True, name="sb3-maskable-ppo")
-        for opponent in ("random", "spoiler"):
-            report = evaluate([agent, opponent], num_players=args.num_players, deals=args.eval_deals,
-                              seed=args.seed + 1)
-            figures = report["agents"][agent.name]
-            print(f"vs {args.num_players - 1} x {opponent}: equity/hand {figures['mean_equity']:+.3f} "
-                  f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+        check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
     return 0
 
 

@@ -38,7 +38,7 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
 import spoilfive_env
 from agents.base import Agent
-from agents.evaluate import evaluate
+from agents.evaluate import check_against_baselines
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
 from spoilfive_env.observation import OBS_DIM
@@ -136,12 +136,7 @@ def main(argv=None) -> int:
 
     if args.eval_deals:
         agent = ActorAgent(actor_network)
-        for opponent in ("random", "spoiler"):
-            report = evaluate([agent, opponent], num_players=args.num_players, deals=args.eval_deals,
-                              seed=args.seed + 1)
-            figures = report["agents"][agent.name]
-            print(f"vs {args.num_players - 1} x {opponent}: equity/hand {figures['mean_equity']:+.3f} "
-                  f"± {figures['equity_ci95']:.3f} over {report['hands']} hands")
+        check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
     return 0
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents import load_agent
-from agents.evaluate import evaluate, format_report, make_deals
+from agents.evaluate import BASELINES, check_against_baselines, evaluate, format_report, make_deals
 
 
 @pytest.mark.parametrize("name", ["greedy", "spoiler"])
@@ -78,6 +78,19 @@ def test_agent_objects_and_rules_options():
     assert report["rules"]["jink_bonus"] == 1
     report = evaluate(["oracle", "spoiler"], 4, deals=30, seed=0)
     assert report["agents"]["oracle"]["mean_equity"] > 0
+
+
+def test_check_against_baselines_reports_the_agents_own_seat_at_each_baseline_table():
+    lines = []
+    agent = load_agent("random", seed=3)
+    agent.name = "spoiler"  # a name clashing with a baseline's: its own figures are still reported
+    reports = check_against_baselines(agent, 3, deals=20, seed=5, say=lines.append)
+    assert list(reports) == list(BASELINES) and len(lines) == len(BASELINES)
+    for line, (baseline, report) in zip(lines, reports.items()):
+        mine = report["entries"][0]
+        assert mine["agent"] == report["lineup"][0] != report["lineup"][1] == report["lineup"][2]
+        assert line == (f"vs 2 x {baseline}: equity/hand {mine['mean_equity']:+.3f} "
+                        f"± {mine['equity_ci95']:.3f} over 60 hands")
 
 
 def lower(figures):

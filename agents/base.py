@@ -19,6 +19,8 @@ opponent in training.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -90,3 +92,37 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     scores = rng.random(masks.shape)
     scores[~masks] = -1.0
     return scores.argmax(axis=1)
+
+
+def stream_seed(seed: int, stream: int, index: int) -> int:
+    """Seed of agent ``index``'s own random stream ``stream`` under ``seed``.
+
+    Each caller names its ``stream`` (a constant of its own), so that an env's opponents and a
+    tournament's agents made from the same seed draw independent numbers.
+    """
+    return int(np.random.SeedSequence([int(seed), stream, index]).generate_state(1)[0])
+
+
+def lineup_key(spec):
+    """What makes two lineup entries one agent: the same name or path, or the very same object."""
+    return os.fspath(spec) if isinstance(spec, (str, os.PathLike)) else id(spec)
+
+
+def distinct_entries(specs) -> tuple[list[int], np.ndarray]:
+    """The distinct agents of a lineup (see :func:`lineup_key`).
+
+    Returns:
+        The position of each distinct agent's first entry, in order, and every entry's index
+        into them (int ``(len(specs),)``).
+
+    >>> distinct_entries(["spoiler", "random", "spoiler"])
+    ([0, 1], array([0, 1, 0]))
+    """
+    first, index, keys = [], [], {}
+    for position, spec in enumerate(specs):
+        key = lineup_key(spec)
+        if key not in keys:
+            keys[key] = len(first)
+            first.append(position)
+        index.append(keys[key])
+    return first, np.array(index, np.int64)

@@ -56,7 +56,7 @@ from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import load_agent
-from .base import Agent
+from .base import Agent, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
@@ -73,8 +73,8 @@ def make_deals(num_players: int, deals: int, seed: int):
     return hands, turnups, dealers
 
 
-def _agent_seed(seed: int, index: int) -> int:
-    return int(np.random.SeedSequence([int(seed), 0xA6E47, index]).generate_state(1)[0])
+_AGENT_STREAM = 0xA6E47
+"""The tournament agents' stream (:func:`agents.base.stream_seed`) of the seed they are made with."""
 
 
 def distinct_specs(agents, num_players: int):
@@ -86,21 +86,15 @@ def distinct_specs(agents, num_players: int):
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents do not fit a table of {num_players} players")
     specs = specs + [specs[-1]] * (num_players - len(specs))
-    distinct, lineup, keys = [], [], {}
-    for spec in specs:
-        key = spec if isinstance(spec, str) else id(spec)
-        if key not in keys:
-            keys[key] = len(distinct)
-            distinct.append(spec)
-        lineup.append(keys[key])
-    return distinct, np.array(lineup)
+    first, lineup = distinct_entries(specs)
+    return [specs[position] for position in first], lineup
 
 
 def build_agents(specs, seed: int) -> list:
     """Agents from :func:`distinct_specs`' entries (objects are used as they are)."""
     agents = []
     for index, spec in enumerate(specs):
-        agent = load_agent(spec, seed=_agent_seed(seed, index)) if isinstance(spec, str) else spec
+        agent = load_agent(spec, seed=stream_seed(seed, _AGENT_STREAM, index)) if isinstance(spec, str) else spec
         if not isinstance(agent, Agent) and not hasattr(agent, "act_batch"):
             raise ValueError(f"{spec!r} is not an agent: it needs act_batch(observations, masks)")
         agents.append(agent)

@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from agents import load_agent
+from agents.base import distinct_entries, stream_seed
 
 LEARNER = -1
 """``agent_of_position`` entry of the learner's own position (0)."""
@@ -67,7 +68,7 @@ class Lineup:
 
 def agent_seed(seed: int, index: int) -> int:
     """Seed of the ``index``-th distinct opponent for an env seeded with ``seed``."""
-    return int(np.random.SeedSequence([int(seed), _OPPONENT_STREAM, index]).generate_state(1)[0])
+    return stream_seed(seed, _OPPONENT_STREAM, index)
 
 
 def _is_agent_object(spec) -> bool:
@@ -111,16 +112,10 @@ def resolve_opponents(opponents, rules) -> Lineup:
     else:
         specs = [opponents] * others
         names = ["opponents"] * others
-    agents, distinct_specs, keys = [], [], {}
-    agent_of_position = np.full(rules.num_players, LEARNER, np.int64)
-    for position, (spec, name) in enumerate(zip(specs, names), start=1):
-        key = os.fspath(spec) if isinstance(spec, (str, os.PathLike)) else id(spec)
-        if key not in keys:
-            agent = _load(spec, name)
-            if hasattr(agent, "bind"):
-                agent.bind(rules)
-            keys[key] = len(agents)
-            agents.append(agent)
-            distinct_specs.append(spec)
-        agent_of_position[position] = keys[key]
-    return Lineup(agents, agent_of_position, distinct_specs)
+    first, agent_of_other = distinct_entries(specs)
+    agents = [_load(specs[position], names[position]) for position in first]
+    for agent in agents:
+        if hasattr(agent, "bind"):
+            agent.bind(rules)
+    agent_of_position = np.concatenate([[LEARNER], agent_of_other])
+    return Lineup(agents, agent_of_position, [specs[position] for position in first])

@@ -1,7 +1,9 @@
 """Shared helpers for driving scripted hands through the public AEC API (CONTRACT.md).
 
 Import them in a test module with ``from conftest import Deal, ScriptedHand`` (pytest puts
-``tests`` on the path, see pyproject.toml).
+``tests`` on the path, see pyproject.toml). Besides the scripts: :func:`random_legal`,
+:func:`core_fields` and :func:`assert_same_state` (snapshots of a core, compared), and
+:func:`edited_checkpoint`.
 
 A scenario script is a string of whitespace-separated tokens, read left to right:
 
@@ -71,6 +73,42 @@ def mask_text(mask) -> str:
     parts += [f"rob:{card_str(int(a) - ROB_FIRST)}" for a in legal if ROB_FIRST <= a < DECLINE_ROB]
     parts += [SPECIAL_NAMES[int(a)] for a in legal if a >= DECLINE_ROB]
     return "[" + " ".join(parts) + "]"
+
+
+def random_legal(rng: np.random.Generator, masks) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` (``(..., 107)``; an all-zero row: 0)."""
+    return np.argmax(rng.random(np.shape(masks)) * masks, axis=-1)
+
+
+def core_fields(core) -> dict:
+    """A copy of every state field of a core (:data:`spoilfive_env.core.STATE_FIELDS`)."""
+    from spoilfive_env.core import STATE_FIELDS
+
+    return {name: getattr(core, name).copy() for name in STATE_FIELDS}
+
+
+def assert_same_state(before: dict, after: dict) -> None:
+    """Two snapshots (dicts of arrays and plain values) are equal; the message names what changed."""
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(after[name], value, err_msg=f"{name} changed")
+        else:
+            assert after[name] == value, f"{name} changed"
+
+
+def edited_checkpoint(tmp_path, critic: str = "local", **changes):
+    """A real small policy checkpoint (hidden 16, ``critic``) with some entries replaced."""
+    import torch
+
+    from agents.policy import PolicyNet, save_checkpoint
+
+    path = tmp_path / "edited.pt"
+    save_checkpoint(path, PolicyNet(hidden=(16,), critic=critic), {})
+    data = torch.load(path, weights_only=True)
+    data.update(changes)
+    torch.save(data, path)
+    return path
 
 
 @dataclass

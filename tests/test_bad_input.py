@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import assert_same_state, core_fields, random_legal
 
 from spoilfive_env import SpoilFiveCore, env
-from spoilfive_env.core import STATE_FIELDS
 from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, MAX_HANDS_LIMIT, Rules, make_rules
 
 NAN = float("nan")
@@ -26,20 +26,9 @@ N = 4  # players
 
 def core_snapshot(core: SpoilFiveCore) -> dict:
     """Every state field and the generator's state, copied."""
-    snapshot = {name: getattr(core, name).copy() for name in STATE_FIELDS}
+    snapshot = core_fields(core)
     snapshot["rng"] = core.rng.bit_generator.state
     return snapshot
-
-
-def assert_unchanged(before: dict, after: dict) -> None:
-    assert before.keys() == after.keys()
-    for name, value in before.items():
-        if name == "rng":
-            assert after[name] == value, "the random generator moved"
-        elif isinstance(value, np.ndarray):
-            np.testing.assert_array_equal(after[name], value, err_msg=f"{name} changed")
-        else:
-            assert after[name] == value, f"{name} changed"
 
 
 def env_snapshot(game) -> dict:
@@ -57,7 +46,7 @@ def played_core(mode: str = "hand") -> SpoilFiveCore:
     rng = np.random.default_rng(0)
     for _ in range(3):
         mask = core.legal_mask()
-        core.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        core.step(random_legal(rng, mask))
     return core
 
 
@@ -152,7 +141,7 @@ def test_the_chip_limit_is_exact_and_the_largest_allowed_game_never_wraps(option
     rng = np.random.default_rng(1)
     for _ in range(rules.max_hands * 20):
         mask = core.legal_mask()
-        core.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        core.step(random_legal(rng, mask))
         np.testing.assert_array_equal(core.chips.astype(np.int64).sum(axis=1) + core.pool, total)
         assert (core.pool >= 0).all()
         if core.done.all():
@@ -259,7 +248,7 @@ def test_a_refused_core_reset_changes_nothing(arguments, needle):
     before = core_snapshot(core)
     with pytest.raises(ValueError, match=needle):
         core.reset(**arguments)
-    assert_unchanged(before, core_snapshot(core))
+    assert_same_state(before, core_snapshot(core))
 
 
 @pytest.mark.parametrize(("arguments", "needle"), [
@@ -272,7 +261,7 @@ def test_game_mode_leaves_room_for_every_hand_of_the_game(arguments, needle):
     before = core_snapshot(core)
     with pytest.raises(ValueError, match=needle):
         core.reset(**arguments)
-    assert_unchanged(before, core_snapshot(core))
+    assert_same_state(before, core_snapshot(core))
 
 
 def test_the_largest_allowed_chips_and_pool_play_a_hand_without_wrapping():
@@ -283,7 +272,7 @@ def test_the_largest_allowed_chips_and_pool_play_a_hand_without_wrapping():
     rng = np.random.default_rng(2)
     while not core.done.all():
         mask = core.legal_mask()
-        core.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        core.step(random_legal(rng, mask))
     np.testing.assert_array_equal(core.chips.astype(np.int64).sum(axis=1) + core.pool, total)
     assert (core.chips > 0).all()
 
@@ -294,7 +283,7 @@ def test_a_single_environment_says_the_deal_not_deal_0():
     hands = [["AH", "2H", "3H", "4H", "5H"]] * N
     with pytest.raises(ValueError, match="^the deal uses a card more than once: AH"):
         game.reset(options={"hands": hands, "turnup": "KS"})
-    assert_unchanged(before, env_snapshot(game))
+    assert_same_state(before, env_snapshot(game))
 
 
 OBSERVE_CASES = [
@@ -315,7 +304,7 @@ def test_bad_seats_to_observe_are_refused(seats, needle):
     before = core_snapshot(core)
     with pytest.raises(ValueError, match=needle):
         core.observe(seats)
-    assert_unchanged(before, core_snapshot(core))
+    assert_same_state(before, core_snapshot(core))
 
 
 @pytest.mark.parametrize(("indices", "needle"), [
@@ -329,7 +318,7 @@ def test_bad_subset_indices_are_refused(indices, needle):
     before = core_snapshot(core)
     with pytest.raises(ValueError, match=needle):
         core.subset(indices)
-    assert_unchanged(before, core_snapshot(core))
+    assert_same_state(before, core_snapshot(core))
 
 
 @pytest.mark.parametrize(("actions", "needle"), [
@@ -343,7 +332,7 @@ def test_bad_actions_are_refused(actions, needle):
     before = core_snapshot(core)
     with pytest.raises(ValueError, match=needle):
         core.step(actions)
-    assert_unchanged(before, core_snapshot(core))
+    assert_same_state(before, core_snapshot(core))
 
 
 # ---------------------------------------------------------------------------- the AEC environment
@@ -436,7 +425,7 @@ def test_a_refused_env_reset_changes_nothing(arguments, needle):
     before = env_snapshot(game)
     with pytest.raises(ValueError, match=needle):
         game.reset(**arguments)
-    assert_unchanged(before, env_snapshot(game))
+    assert_same_state(before, env_snapshot(game))
 
 
 def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
@@ -444,7 +433,7 @@ def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
     before = env_snapshot(game)
     with pytest.raises(ValueError, match="within 50 hands"):
         game.reset(options={"pool": 2**31 - 300})
-    assert_unchanged(before, env_snapshot(game))
+    assert_same_state(before, env_snapshot(game))
 
 
 def test_numpy_values_are_accepted_in_reset_options():
@@ -503,7 +492,7 @@ def test_odd_values_for_a_core_reset_give_a_value_error_and_change_nothing(keywo
             arguments = {"hands": GOOD_HANDS, "turnups": GOOD_TURNUPS, keyword: value}
         before = core_snapshot(core)
         if not accepted_or_value_error(lambda: core.reset(**arguments)):  # noqa: B023 (called at once)
-            assert_unchanged(before, core_snapshot(core))
+            assert_same_state(before, core_snapshot(core))
 
 
 @pytest.mark.filterwarnings("ignore:.*ignoring unknown reset option")  # options={"a": 1}: warned, ignored
@@ -525,7 +514,7 @@ def test_odd_values_for_an_env_reset_give_a_value_error_and_change_nothing(key):
         if accepted_or_value_error(lambda: game.reset(**arguments)):  # noqa: B023 (called at once)
             game = played_env()  # accepted (None, say): start again from a played table
         else:
-            assert_unchanged(before, env_snapshot(game))
+            assert_same_state(before, env_snapshot(game))
 
 
 def test_odd_values_for_seats_and_indices_give_a_value_error():
@@ -535,6 +524,6 @@ def test_odd_values_for_seats_and_indices_give_a_value_error():
         if value is not None and not (isinstance(value, list) and value == [1]):  # [1]: seat 1 in every game
             assert not accepted_or_value_error(lambda: core.observe(value)), value  # noqa: B023
         if not accepted_or_value_error(lambda: core.subset(value)):  # noqa: B023 (called at once)
-            assert_unchanged(before, core_snapshot(core))
+            assert_same_state(before, core_snapshot(core))
         accepted_or_value_error(lambda: SpoilFiveCore(value))  # noqa: B023 (called at once)
         accepted_or_value_error(lambda: env(num_players=value))  # noqa: B023 (called at once)

@@ -15,6 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import edited_checkpoint
+
 from agents import load_agent, policy
 from agents.policy import (
     MAX_HIDDEN_LAYERS,
@@ -26,16 +28,6 @@ from agents.policy import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def edited_checkpoint(tmp_path, **changes) -> Path:
-    """A real small checkpoint (hidden 16, local critic) with some entries replaced."""
-    path = tmp_path / "edited.pt"
-    save_checkpoint(path, PolicyNet(hidden=(16,), critic="local"), {})
-    data = torch.load(path, weights_only=True)
-    data.update(changes)
-    torch.save(data, path)
-    return path
 
 
 MODEL_CASES = [

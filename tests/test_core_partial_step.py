@@ -12,6 +12,7 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import core_fields, random_legal
 
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import (
@@ -30,19 +31,11 @@ STEPS = 160  # enough for several hands per game at 10 players, with about half 
 GARBAGE_ACTIONS = (-7, NUM_ACTIONS, 10_000)
 
 
-def random_legal(rng, mask):
-    return np.argmax(rng.random(mask.shape) * mask, axis=1)
-
-
 def illegal_or_garbage(rng, mask):
     """An action per game that its game refuses: an illegal id, or one outside 0-106."""
     illegal = np.argmax(rng.random(mask.shape) * ~mask, axis=1)
     garbage = rng.choice(GARBAGE_ACTIONS, size=len(mask))
     return np.where(rng.random(len(mask)) < 0.5, illegal, garbage)
-
-
-def snapshot(core):
-    return {name: getattr(core, name).copy() for name in STATE_FIELDS}
 
 
 def assert_rows_equal(actual_core, rows, expected, context):
@@ -80,7 +73,7 @@ def test_partial_step_equals_stepping_a_subset(num_players, rules, mode, reward)
         expected = core.subset(selected)
         expected.rng = copy.deepcopy(core.rng)  # game mode deals the next hand from it
         expected_rewards, expected_done = expected.step(actions[selected])
-        before = snapshot(core)
+        before = core_fields(core)
 
         rewards, done = core.step(actions, where=where)
 
@@ -105,7 +98,7 @@ def test_where_all_true_equals_full_step_and_all_false_changes_nothing():
     rng = np.random.default_rng(3)
     for step in range(40):
         actions = random_legal(rng, full.legal_mask())
-        before = snapshot(partial)
+        before = core_fields(partial)
         rewards, done = partial.step(illegal_or_garbage(rng, partial.legal_mask()),
                                      where=np.zeros(64, bool))
         assert not rewards.any() and not done.any()
@@ -114,7 +107,7 @@ def test_where_all_true_equals_full_step_and_all_false_changes_nothing():
         got = partial.step(actions, where=np.ones(64, bool))
         for want, have in zip(expected, got):
             np.testing.assert_array_equal(have, want)
-        assert_rows_equal(partial, slice(None), snapshot(full), f"after an all-True step {step}")
+        assert_rows_equal(partial, slice(None), core_fields(full), f"after an all-True step {step}")
 
 
 BAD_WHERE = [
@@ -132,7 +125,7 @@ BAD_WHERE = [
 def test_bad_where_raises_and_changes_nothing(where):
     core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=5)
     actions = random_legal(np.random.default_rng(5), core.legal_mask())
-    before = snapshot(core)
+    before = core_fields(core)
     rng_state = copy.deepcopy(core.rng.bit_generator.state)
     with pytest.raises(ValueError, match=r"where must be a bool array of shape \(64,\)"):
         core.step(actions, where=where)
@@ -148,7 +141,7 @@ def test_illegal_action_in_a_selected_game_raises_and_changes_nothing():
     where = np.zeros(16, bool)
     where[[2, 9]] = True
     actions[9] = int(np.flatnonzero(~mask[9])[0])
-    before = snapshot(core)
+    before = core_fields(core)
     with pytest.raises(ValueError, match=r"illegal action .* in game 9 "):
         core.step(actions, where=where)
     assert_rows_equal(core, slice(None), before, "after a refused partial step")

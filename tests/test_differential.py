@@ -19,12 +19,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import random_legal
+from reference import ReferenceHand, card_text, trump_order
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules
-
-from reference import ReferenceHand, card_text, trump_order
 
 REWARD_MODES = ("chips", "equity")
 
@@ -354,7 +354,7 @@ def test_game_equity_sums_to_chip_change():
     finished = np.zeros(k, bool)
     while not finished.all():
         mask = core.legal_mask()
-        rewards, done = core.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        rewards, done = core.step(random_legal(rng, mask))
         totals += rewards
         finished |= done
     np.testing.assert_allclose(totals, core.chips - rules.starting_chips, atol=1e-4)

@@ -15,12 +15,13 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import assert_same_state, core_fields, random_legal
 from gymnasium.utils.env_checker import check_env
 
 import spoilfive_env
 from agents import CHECKPOINT_DIR, Agent
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import PHASE_DONE, STATE_FIELDS
+from spoilfive_env.core import PHASE_DONE
 from spoilfive_env.observation import OBS_DIM, decode_observation
 from spoilfive_env.registration import AEC_ID, GYMNASIUM_ID
 from spoilfive_integrations.gymnasium_env import SpoilFiveGymEnv
@@ -31,28 +32,16 @@ CHECKPOINT = CHECKPOINT_DIR / "ppo.pt"
 INF_BOUNDS_WARNING = r".*Box observation space (minimum|maximum) value is .*infinity"
 
 
-def random_legal(rng, masks):
-    return np.argmax(rng.random(np.shape(masks)) * masks, axis=-1)
-
-
 def state_of(env) -> dict:
     """Everything a step may change: the core's fields and every random stream."""
     batch = env.unwrapped.batch
-    state = {name: getattr(batch.core, name).copy() for name in STATE_FIELDS}
+    state = core_fields(batch.core)
     state["seat"] = batch.seat.copy()
     state["over"] = batch.over.copy()
     state["core_rng"] = copy.deepcopy(batch.core.rng.bit_generator.state)
     state["np_random"] = copy.deepcopy(env.unwrapped.np_random.bit_generator.state)
     state["agent_rngs"] = [copy.deepcopy(a.rng.bit_generator.state) for a in batch.lineup.agents]
     return state
-
-
-def assert_same_state(before: dict, after: dict):
-    for name, value in before.items():
-        if isinstance(value, np.ndarray):
-            np.testing.assert_array_equal(after[name], value, err_msg=name)
-        else:
-            assert after[name] == value, name
 
 
 class SeatRecorder(Agent):

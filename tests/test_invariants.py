@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import random_legal
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST
 from spoilfive_env.cards import HAND_SIZE, NUM_CARDS, NUM_TRICKS, TRICKS_TO_WIN
@@ -29,11 +30,6 @@ from spoilfive_env.rules import Rules
 
 BATCH = 2000
 CARDS = np.arange(NUM_CARDS)
-
-
-def random_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
-    """One uniformly random legal action per game (any action for a finished game)."""
-    return np.argmax(rng.random(mask.shape) * mask, axis=1)
 
 
 class Tracker:
@@ -73,8 +69,6 @@ class Tracker:
     # ---------------------------------------------------------------- static state
     def check_state(self):
         core, n = self.core, self.n
-        B = core.batch_size
-        rows = np.arange(B)
         holder, played = core.holder.astype(np.int64), core.played_by.astype(np.int64)
         assert not ((holder >= 0) & (played >= 0)).any(), "a card both held and played"
 
@@ -144,7 +138,7 @@ class Tracker:
     def step(self, rng):
         core, rules, n = self.core, self.core.rules, self.n
         mask = self.check_state()
-        actions = random_actions(rng, mask)
+        actions = random_legal(rng, mask)
         before_hand = core.hand_index.copy()
         before_dealer = core.dealer.astype(np.int64)
         before_pool = core.pool.astype(np.int64)
@@ -357,7 +351,7 @@ def test_first_dealer_is_random_and_reset_subsets_only_touch_selected_games():
     assert (counts > 500).all()
     rng = np.random.default_rng(0)
     for _ in range(5):
-        core.step(random_actions(rng, core.legal_mask()))
+        core.step(random_legal(rng, core.legal_mask()))
     keep = np.arange(4000) % 2 == 0
     snapshot = {name: getattr(core, name)[keep].copy() for name in ("holder", "played_by", "chips", "pool")}
     core.reset(~keep)
@@ -373,7 +367,7 @@ def test_every_action_kind_is_exercised():
     seen = np.zeros(NUM_ACTIONS, bool)
     for _ in range(60):
         mask = core.legal_mask()
-        actions = random_actions(rng, mask)
+        actions = random_legal(rng, mask)
         live = ~core.done
         seen[actions[live]] = True
         core.step(actions)

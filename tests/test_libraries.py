@@ -17,6 +17,7 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from conftest import random_legal
 
 import spoilfive_env
 from agents.evaluate import evaluate
@@ -77,7 +78,7 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
     for _ in range(40):
         masks = get_action_masks(venv)
         assert np.array_equal(masks, venv.action_masks()) and masks.any(axis=1).all()
-        actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        actions = random_legal(rng, masks)
         before = venv.core.subset(np.arange(16))
         observations, rewards, dones, infos = venv.step(actions)
         assert observations.shape == (16, spoilfive_env.OBS_DIM) and rewards.shape == (16,)

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import random_legal
 
 from spoilfive_env import observation as obs_module
 from spoilfive_env.actions import DECLINE_ROB, ROB_FIRST
@@ -40,10 +41,6 @@ from spoilfive_env.observation import (
 from spoilfive_env.rules import Rules
 
 NEVER = 10**6
-
-
-def random_actions(rng, mask):
-    return np.argmax(rng.random(mask.shape) * mask, axis=1)
 
 
 def hands_of(core: SpoilFiveCore) -> np.ndarray:
@@ -92,7 +89,7 @@ def test_slices_tile_the_observation_exactly():
     covered = np.zeros(OBS_DIM, int)
     previous_stop = 0
     assert list(SLICES) == [name for name, _ in OBSERVATION_LAYOUT]
-    for (name, size), block in zip(OBSERVATION_LAYOUT, SLICES.values()):
+    for (_, size), block in zip(OBSERVATION_LAYOUT, SLICES.values()):
         assert block.start == previous_stop and block.stop - block.start == size and block.step is None
         covered[block] += 1
         previous_stop = block.stop
@@ -204,7 +201,7 @@ def test_decode_round_trips_against_the_core(rules, mode):
             checked += 1
         # The default seat is the one to act.
         np.testing.assert_array_equal(core.observe(), core.observe(core.current))
-        core.step(random_actions(rng, core.legal_mask()))
+        core.step(random_legal(rng, core.legal_mask()))
         if step % 7 == 6:
             core.reset(core.done)
     assert checked > 100
@@ -229,7 +226,7 @@ def play_and_record(rules, batch, seed):
     played_at = np.full((batch, NUM_CARDS), NEVER)
     robbed_at = np.full(batch, NEVER)
     while not core.done.all():
-        action = random_actions(rng, core.legal_mask())
+        action = random_legal(rng, core.legal_mask())
         live = ~core.done
         plays = np.flatnonzero(live & (action < ROB_FIRST))
         played_at[plays, action[plays]] = len(actions)
@@ -257,7 +254,7 @@ def hidden_variant(rules, kind, batch=600, seed=0):
     for g in range(batch):
         others = [s for s in range(n) if s != viewer[g]]
 
-        def unseen(seat):  # positions in the seat's dealt hand not played before the horizon
+        def unseen(seat, g=g):  # positions in the seat's dealt hand not played before the horizon
             return [i for i in range(HAND_SIZE) if played_at[g, hands[g, seat, i]] >= horizon[g]]
 
         if kind == "swap" and len(others) >= 2:
@@ -396,7 +393,7 @@ def test_voids_are_sound(rules):
     core = SpoilFiveCore(B, rules=rules, seed=n)
     rng = np.random.default_rng(n)
     marked = trump_leads = trump_voids = 0
-    for step in range(5 * n + 20):
+    for _ in range(5 * n + 20):
         for seat in range(n):
             held = core.holder == seat
             for suit in range(5):
@@ -409,7 +406,7 @@ def test_voids_are_sound(rules):
                     trump_voids += int(void.sum())
         led = core.led_card.astype(np.int64)
         trump_leads += int(((led >= 0) & (core.effective_suit[np.arange(B), np.maximum(led, 0)] == TRUMP)).sum())
-        core.step(random_actions(rng, core.legal_mask()))
+        core.step(random_legal(rng, core.legal_mask()))
         core.reset(core.done)
     assert marked > 1000 and trump_leads > 500 and trump_voids > 100
 

@@ -25,6 +25,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import edited_checkpoint, random_legal
+
 from agents import load_agent  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
 from agents.policy import (  # noqa: E402
@@ -78,8 +80,7 @@ def batch_of_observations(sizes=(2, 3, 4, 6, 10), games=64, seed=0):
         core = SpoilFiveCore(games, rules=Rules(num_players=n), seed=seed + n)
         for _ in range(rng.integers(0, 2 * n)):
             mask = core.legal_mask()
-            scores = rng.random(mask.shape) * mask
-            core.step(scores.argmax(axis=1))
+            core.step(random_legal(rng, mask))
             if core.done.any():
                 core.reset(core.done)
         observations.append(core.observe())
@@ -264,15 +265,6 @@ def test_shipped_checkpoints_load_by_name():
         assert masks[np.arange(len(masks)), actions].all()
 
 
-def _save_and_edit(tmp_path, **changes):
-    path = tmp_path / "edited.pt"
-    save_checkpoint(path, PolicyNet(hidden=(16,), critic="omniscient"), {})
-    data = torch.load(path, weights_only=True)
-    data.update(changes)
-    torch.save(data, path)
-    return path
-
-
 @pytest.mark.parametrize("changes, words", [
     ({"observation_version": OBSERVATION_VERSION + 1}, "observation layout version"),
     ({"obs_dim": OBS_DIM - 1}, f"this spoilfive_env has {OBS_DIM}"),
@@ -283,7 +275,7 @@ def _save_and_edit(tmp_path, **changes):
     ({"model": {"hidden": [16], "critic": "local", "encoding": "canonical"}}, "do not fit"),
 ])
 def test_a_checkpoint_that_does_not_fit_is_refused(tmp_path, changes, words):
-    path = _save_and_edit(tmp_path, **changes)
+    path = edited_checkpoint(tmp_path, critic="omniscient", **changes)
     with pytest.raises(CheckpointError, match=words):
         load_policy_agent(path)
     with pytest.raises(ValueError, match=words):  # load_agent passes the reason on

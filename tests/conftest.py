@@ -2,8 +2,8 @@
 
 Import them in a test module with ``from conftest import Deal, ScriptedHand`` (pytest puts
 ``tests`` on the path, see pyproject.toml). Besides the scripts: :func:`random_legal`,
-:func:`core_fields` and :func:`assert_same_state` (snapshots of a core, compared), and
-:func:`edited_checkpoint`.
+:func:`core_fields` and :func:`assert_same_state` (snapshots of a core, compared),
+:func:`edited_checkpoint` and :func:`interrupt_training`.
 
 A scenario script is a string of whitespace-separated tokens, read left to right:
 
@@ -35,6 +35,10 @@ checks them throughout its hand:
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,6 +113,30 @@ def edited_checkpoint(tmp_path, critic: str = "local", **changes):
     data.update(changes)
     torch.save(data, path)
     return path
+
+
+def interrupt_training(args, run_dir, iterations: int, env=None, cwd=None, timeout_s: float = 120.0):
+    """Start ``python train.py ARGS``, press Ctrl-C once ``run_dir/progress.csv`` logs
+    ``iterations`` iterations, and return ``(exit status, stdout, stderr)``."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    progress = Path(run_dir) / "progress.csv"
+    process = subprocess.Popen([sys.executable, str(root / "train.py"), *map(str, args)], cwd=cwd or root, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and process.poll() is None:
+            if progress.is_file() and len(progress.read_text().splitlines()) - 1 >= iterations:  # (a header line)
+                break
+            time.sleep(0.1)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, stdout, stderr
 
 
 @dataclass

@@ -9,15 +9,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import interrupt_training
 
 from agents.evaluate import build_agents, distinct_specs, evaluate, make_deals, play_tournament
 from agents.sharding import BLOCK_DEALS, block_seed, shard_ranges
@@ -186,22 +185,10 @@ def test_a_killed_worker_is_restarted_one_dead_for_good_is_dropped_and_the_run_f
 
 def test_ctrl_c_on_a_ray_run_saves_and_it_resumes_with_another_number_of_workers(cluster, tmp_path):
     run = tmp_path / "stop"
-    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path), "--run-name",
-                                "stop", *TINY, "--total-decisions", "100000000", "--ray", "--workers", "2"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:  # wait for two iterations
-            if (run / "progress.csv").is_file() and len((run / "progress.csv").read_text().splitlines()) >= 3:
-                break
-            time.sleep(0.1)
-        assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, stderr[-3000:]
+    returncode, stdout, stderr = interrupt_training(
+        ["--runs-dir", tmp_path, "--run-name", "stop", *TINY, "--total-decisions", "100000000", "--ray", "--workers",
+         "2"], run, iterations=2)
+    assert returncode == 130, stderr[-3000:]
     assert "Traceback" not in stderr and "Stopped by Ctrl-C" in stdout
     saved = torch.load(run / "checkpoint.pt", map_location="cpu", weights_only=False)["progress"]
     assert saved["iteration"] >= 2

@@ -13,10 +13,8 @@ import csv
 import importlib.util
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,7 +23,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import edited_checkpoint, random_legal
+from conftest import edited_checkpoint, interrupt_training, random_legal
 
 from agents import load_agent  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
@@ -185,22 +183,9 @@ TINY_ARGS = ("--run-name", "tiny", "--num-games", "64", "--min-players", "3", "-
 
 def test_ctrl_c_saves_a_resumable_checkpoint_and_resume_gets_more_minutes(tmp_path):
     run = tmp_path / "tiny"
-    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path), *TINY_ARGS,
-                                "--total-decisions", "100000000"], cwd=ROOT, env=train_env(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:  # wait for a few iterations
-            if (run / "progress.csv").is_file() and len(progress_rows(run)) >= 3:
-                break
-            time.sleep(0.1)
-        assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, stderr[-3000:]
+    returncode, stdout, stderr = interrupt_training(["--runs-dir", tmp_path, *TINY_ARGS, "--total-decisions",
+                                                     "100000000"], run, iterations=3, env=train_env())
+    assert returncode == 130, stderr[-3000:]
     assert "Traceback" not in stderr and "Ctrl-C: stopping" in stderr
     assert "Stopped by Ctrl-C" in stdout and "--run-name tiny --resume" in stdout
     for name in ("checkpoint.pt", "agent.pt", "learning_curve.png", "summary.json"):

@@ -82,7 +82,7 @@ from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, split_games
+from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
 
 
 @dataclass
@@ -412,14 +412,9 @@ def resolve_device(name: str) -> torch.device:
 def use_bf16(precision: str, device: torch.device) -> bool:
     if precision not in ("auto", "bf16", "fp32"):
         raise ValueError(f"--precision {precision!r}: choose auto, bf16 or fp32")
-    if precision != "auto":
-        return precision == "bf16"
-    if device.type == "cuda":
+    if precision == "auto" and device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
+    return cpu_bf16(precision)
 
 
 def evaluate_against_spoilers(net: PolicyNet, sizes: list[int], deals: int, seed: int, device) -> dict:
@@ -593,10 +588,9 @@ def main(argv=None) -> dict:
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # nothing here uses it; third-party code might
     league = parse_weights(args.league)
-    hidden = tuple(int(h) for h in args.hidden.split(",") if h.strip())
 
     # ---- network, optimizer
-    net = PolicyNet(hidden=hidden, critic=args.critic, encoding=args.encoding).to(device)
+    net = policy_net(dataclasses.asdict(args)).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5,
                                  fused=device.type in ("cpu", "cuda"))
     if resumed is not None:
@@ -645,7 +639,7 @@ def main(argv=None) -> dict:
 
     # ---- the announcement: where the run goes, on what, and what stops it
     sizes = list(range(args.min_players, args.max_players + 1))
-    per_size = split_games(args.num_games, sizes, 1)[0][0]
+    per_size = games_per_size(args.num_games, len(sizes))
     if resumed is None:
         say(f"Training run {run_dir} (new; {shell_words(*resume_words)} continues it later)")
     else:

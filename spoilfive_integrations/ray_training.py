@@ -34,7 +34,7 @@ import torch
 
 from agents.sharding import cluster_cpus, connect
 
-from .selfplay import RolloutBatch, SelfPlayRollout, cpu_bf16, merge_batches
+from .selfplay import RolloutBatch, SelfPlayRollout, cpu_bf16, games_per_size, merge_batches
 
 MAX_RESTARTS = 4
 """How many times Ray restarts a dead rollout worker over a run."""
@@ -49,7 +49,7 @@ def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int)
     if workers > available_cpus:
         raise ValueError(f"--workers {workers} is not allowed: the Ray cluster has {available_cpus} CPU(s), "
                          f"one per worker; give --workers 1 to {max(available_cpus, 1)} (or add nodes to the cluster)")
-    per_size = max(1, num_games // sizes)
+    per_size = games_per_size(num_games, sizes)
     if workers > per_size:
         raise ValueError(f"--workers {workers} is not allowed: --num-games {num_games} gives {per_size} game(s) per "
                          f"table size, at least one per worker; give --workers 1 to {per_size} or more --num-games")

@@ -43,10 +43,15 @@ BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
 WORKER_SALT = 0x3A7  # seeds of worker w of several: [seed, iteration, WORKER_SALT, w]
 
 
+def games_per_size(num_games: int, num_sizes: int) -> int:
+    """Games at each of ``num_sizes`` table sizes: ``num_games`` split evenly (at least one)."""
+    return max(1, num_games // num_sizes)
+
+
 def split_games(num_games: int, sizes: list[int], workers: int) -> list[list[int]]:
-    """Games per table size of each worker: ``num_games`` split evenly over the sizes, each
-    size's games over the workers (the first ones take the remainder)."""
-    per_size = max(1, num_games // len(sizes))
+    """Games per table size of each worker: :func:`games_per_size`, each size's games split
+    over the workers (the first ones take the remainder)."""
+    per_size = games_per_size(num_games, len(sizes))
     return [[per_size // workers + (w < per_size % workers)] * len(sizes) for w in range(workers)]
 
 
@@ -146,6 +151,12 @@ def merge_batches(batches: list[RolloutBatch]) -> RolloutBatch:
         stats=dict(stats), timers=dict(timers))
 
 
+def policy_net(settings: dict) -> PolicyNet:
+    """A new network of the shape ``train.py``'s ``hidden``, ``critic`` and ``encoding`` settings give."""
+    hidden = tuple(int(h) for h in str(settings["hidden"]).split(",") if h.strip())
+    return PolicyNet(hidden=hidden, critic=settings["critic"], encoding=settings["encoding"])
+
+
 def cpu_bf16(precision: str) -> bool:
     """Whether a CPU rollout should run its network in bf16 under ``--precision``."""
     if precision != "auto":
@@ -183,13 +194,8 @@ class SelfPlayRollout:
         self.bf16 = bool(bf16)
         self.bf16_obs = self.bf16 if bf16_obs is None else bool(bf16_obs)
         self.omniscient = settings["critic"] == "omniscient"
-        hidden = tuple(int(h) for h in str(settings["hidden"]).split(",") if h.strip())
-
-        def make_net():
-            return PolicyNet(hidden=hidden, critic=settings["critic"], encoding=settings["encoding"]).to(self.device)
-
-        self.net = net if net is not None else make_net().eval()
-        self.opponent_net = make_net().eval()  # snapshot seats
+        self.net = net if net is not None else policy_net(settings).to(self.device).eval()
+        self.opponent_net = policy_net(settings).to(self.device).eval()  # snapshot seats
         self.baselines = {kind: load_agent(name) for kind, name in BASELINES.items()}
         sizes = list(range(settings["min_players"], settings["max_players"] + 1))
         games = split_games(settings["num_games"], sizes, self.workers)[self.worker]

@@ -3,7 +3,7 @@
 Import them in a test module with ``from conftest import Deal, ScriptedHand`` (pytest puts
 ``tests`` on the path, see pyproject.toml). Besides the scripts: :func:`random_legal`,
 :func:`core_fields` and :func:`assert_same_state` (snapshots of a core, compared),
-:func:`edited_checkpoint` and :func:`interrupt_training`.
+:func:`edited_checkpoint`, :func:`load_script` and :func:`interrupt_training`.
 
 A scenario script is a string of whitespace-separated tokens, read left to right:
 
@@ -34,18 +34,22 @@ checks them throughout its hand:
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST
 from spoilfive_env.cards import NUM_CARDS, NUM_RANKS, card_index, card_str
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SPECIAL_ACTIONS = {"decline": DECLINE_ROB, "claim": CLAIM, "jink": JINK}
 SPECIAL_NAMES = {value: name for name, value in SPECIAL_ACTIONS.items()}
@@ -115,14 +119,19 @@ def edited_checkpoint(tmp_path, critic: str = "local", **changes):
     return path
 
 
+def load_script(path: str, module_name: str):
+    """A fresh import of a script of the repository (``train.py``, ``examples/NAME.py``: no package)."""
+    spec = importlib.util.spec_from_file_location(module_name, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def interrupt_training(args, run_dir, iterations: int, env=None, cwd=None, timeout_s: float = 120.0):
     """Start ``python train.py ARGS``, press Ctrl-C once ``run_dir/progress.csv`` logs
     ``iterations`` iterations, and return ``(exit status, stdout, stderr)``."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
     progress = Path(run_dir) / "progress.csv"
-    process = subprocess.Popen([sys.executable, str(root / "train.py"), *map(str, args)], cwd=cwd or root, env=env,
+    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *map(str, args)], cwd=cwd or ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + timeout_s

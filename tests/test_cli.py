@@ -9,13 +9,13 @@ exits before ``main`` does any work. That keeps the file near half a minute.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_USAGE = 2
@@ -80,10 +80,7 @@ def test_train_refuses_cuda_without_cuda(tmp_path):
 @pytest.fixture(scope="module")
 def train():
     pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("train_for_cli", ROOT / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train.py", "train_for_cli")
 
 
 def out_of_range_values(train):

@@ -17,7 +17,7 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
-from conftest import random_legal
+from conftest import load_script, random_legal
 
 import spoilfive_env
 from agents.evaluate import evaluate
@@ -28,10 +28,7 @@ EXAMPLES = ROOT / "examples"
 
 def load_example(name: str):
     """Import ``examples/<name>.py`` as a module (the examples folder is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(f"examples/{name}.py", f"example_{name}")
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ cluster someone else runs on this machine is never joined) and shut down after t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import interrupt_training
+from conftest import interrupt_training, load_script
 
 from agents.evaluate import build_agents, distinct_specs, evaluate, make_deals, play_tournament
 from agents.sharding import BLOCK_DEALS, block_seed, shard_ranges
@@ -132,10 +131,7 @@ TINY = ("--num-games", "96", "--min-players", "3", "--max-players", "4", "--hidd
 
 
 def load_train():
-    spec = importlib.util.spec_from_file_location("train_for_ray_tests", ROOT / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train.py", "train_for_ray_tests")
 
 
 def weights(path: Path) -> dict:

@@ -10,7 +10,6 @@ takes about 3 minutes on 2 cores.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import edited_checkpoint, interrupt_training, random_legal
+from conftest import edited_checkpoint, interrupt_training, load_script, random_legal
 
 from agents import load_agent  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
@@ -50,10 +49,7 @@ SMOKE_DECISIONS = 1_600_000
 
 
 def load_train_module():
-    spec = importlib.util.spec_from_file_location("train_module", ROOT / "train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train.py", "train_module")
 
 
 def train_env() -> dict:

@@ -350,17 +350,18 @@ class SelfPlayRollout:
                     if not done.any():
                         continue
                     d = np.flatnonzero(done)
+                    hand_rewards = rewards[d]
                     last = tables.last_row[i][d]
                     got = last >= 0
                     reward_rows.append(last[got])
-                    reward_values.append(rewards[d][got])
+                    reward_values.append(hand_rewards[got])
                     tables.last_row[i][d] = -1
                     # statistics of the finished hands
                     seat_kind, table_kind = tables.seat_kind[i][d], tables.table_kind[i][d]
                     current = seat_kind == CURRENT
                     for kid in range(1, len(TABLE_KINDS)):
                         sel = table_kind == kid
-                        stats[f"eq_sum_{kid}"] += float((rewards[d][sel] * current[sel]).sum())
+                        stats[f"eq_sum_{kid}"] += float((hand_rewards[sel] * current[sel]).sum())
                         stats[f"eq_n_{kid}"] += float(current[sel].sum())
                     selfplay = table_kind == 0
                     stats["self_hands"] += float(selfplay.sum())

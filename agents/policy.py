@@ -54,6 +54,7 @@ import numpy as np
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
+from spoilfive_env.rules import is_integer
 
 from .base import Agent
 
@@ -450,7 +451,7 @@ def _network_config(path, model) -> dict:
                               f"got {type(model).__name__}")
     hidden, critic, encoding = model.get("hidden"), model.get("critic"), model.get("encoding", "raw")
     if not isinstance(hidden, (list, tuple)) or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS or not all(
-            isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= MAX_HIDDEN_WIDTH
+            is_integer(width) and 1 <= width <= MAX_HIDDEN_WIDTH
             for width in hidden):
         raise CheckpointError(f"{path}: model['hidden'] must list 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
                               f"1 to {MAX_HIDDEN_WIDTH}, got {hidden!r}")

@@ -93,7 +93,7 @@ class Tables:
         current = self.rng.random((k, n)) < self.current_seats
         current[np.arange(k), self.rng.integers(0, n, size=k)] = True  # at least one trained seat
         seats = np.where(current, CURRENT, kind[:, None]).astype(np.int8)
-        seats[kind == 0] = CURRENT  # "self" tables
+        seats[kind == CURRENT] = CURRENT  # "self" tables: every seat
         self.seat_kind[i][games] = seats
         self.table_kind[i][games] = kind
 
@@ -363,7 +363,7 @@ class SelfPlayRollout:
                         sel = table_kind == kid
                         stats[f"eq_sum_{kid}"] += float((hand_rewards[sel] * current[sel]).sum())
                         stats[f"eq_n_{kid}"] += float(current[sel].sum())
-                    selfplay = table_kind == 0
+                    selfplay = table_kind == CURRENT
                     stats["self_hands"] += float(selfplay.sum())
                     stats["self_spoils"] += float((core.last_winner[d][selfplay] == -1).sum())
                     stats["hands"] += len(d)

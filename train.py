@@ -67,7 +67,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents import REGISTRY
+from agents import POLICY_SEARCH, REGISTRY
 from agents.policy import (
     CHECKPOINT_DIR,
     CRITICS,
@@ -314,9 +314,10 @@ def check_args(args: Args) -> None:
         if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: a name of letters, digits, '_', '-' "
                              "and '.', without .pt (it becomes agents/checkpoints/NAME.pt)")
-        if args.ship_as in REGISTRY:
+        taken = [*REGISTRY, *POLICY_SEARCH, "best"]
+        if args.ship_as in taken:
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
-                             f"({', '.join(REGISTRY)}), which load_agent would pick first")
+                             f"({', '.join(taken)}), which load_agent would pick first")
     device = check_device(args.device)
     if args.precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
         raise ValueError(f"--precision bf16: {device} has no bf16 arithmetic; use fp32 or auto")

@@ -259,8 +259,11 @@ def _ratio_ci(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, fl
 
 def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, stopped, overtakes, chances) -> dict:
     """A group's cooperative-spoiling counts and rates (agents.spoiling), intervals clustered by deal."""
-    stop_rate, stop_ci = _ratio_ci(by_deal((stopped & mine).astype(np.float64)), by_deal((faced & mine).astype(np.float64)))
-    fire, fire_ci = _ratio_ci(by_deal((overtakes * mine).astype(np.float64)), by_deal((chances * mine).astype(np.float64)))
+    def per_deal(counts):
+        return by_deal(counts.astype(np.float64))
+
+    stop_rate, stop_ci = _ratio_ci(per_deal(stopped & mine), per_deal(faced & mine))
+    fire, fire_ci = _ratio_ci(per_deal(overtakes * mine), per_deal(chances * mine))
     return {
         "two_trick_hands": int((two_trick_hands & mine).sum()), "two_trick_pools": int((two_trick_pools & mine).sum()),
         "threats_faced": int((faced & mine).sum()), "stops": int((stopped & mine).sum()),

@@ -15,5 +15,6 @@ register_environments()  # "spoilfive/spoil_five-v0" (PettingZoo), "spoilfive/Sp
 
 __all__ = [
     "CLAIM", "DECLINE_ROB", "JINK", "NUM_ACTIONS", "OBS_DIM", "PRESETS", "ROB_FIRST", "Rules",
-    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation", "env", "games_from_information", "raw_env", "register_environments", "sample_hidden",
+    "SpoilFiveCore", "action_str", "card_index", "card_str", "decode_observation", "env", "games_from_information",
+    "raw_env", "register_environments", "sample_hidden",
 ]

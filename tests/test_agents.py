@@ -137,7 +137,7 @@ def test_act_on_aec_observations_through_whole_hands():
         for num_players in (2, 4, 7):
             game = env(num_players=num_players)
             game.reset(seed=num_players)
-            for player in game.agent_iter():
+            for _ in game.agent_iter():
                 observation, _, termination, truncation, _ = game.last()
                 if termination or truncation:
                     game.step(None)

@@ -103,6 +103,7 @@ def out_of_range_values(train):
         (["--league", "chess=1"], "--league"), (["--league", "self=-1,random=1"], "--league"),
         (["--league", "self=0"], "--league"), (["--min-players", "6", "--max-players", "3"], "--min-players"),
         (["--num-games", "3"], "--num-games"), (["--ship-as", "random"], "--ship-as"),
+        (["--ship-as", "best"], "--ship-as"), (["--ship-as", "pimc_ppo"], "--ship-as"),
         (["--ship-as", "best.pt"], "--ship-as"), (["--run-name", "a/b"], "--run-name"),
         (["--device", "quantum"], "--device"), (["--num-games", "many"], "--num-games"),
         (["--resume", "--num-games", "8"], "--num-games"),

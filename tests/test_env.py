@@ -42,7 +42,7 @@ def play_out(game, seed=0):
     act = random_policy(seed)
     totals = {agent: 0.0 for agent in game.possible_agents}
     final_infos = {}
-    for agent in game.agent_iter():
+    for _ in game.agent_iter():
         observation, _, termination, truncation, _ = game.last()
         live = not (termination or truncation)
         game.step(act(observation, termination, truncation))

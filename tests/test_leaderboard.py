@@ -37,7 +37,8 @@ def test_stronger_agents_rate_higher(board):
     rows = rows_of(board, 4)
     order = [row["agent"] for row in board["sizes"]["4"]["ranking"]]
     assert order[-1] == "random" and order[-2] == "greedy"
-    assert rows["greedy"]["rating"] - rows["greedy"]["rating_ci95"] > rows["random"]["rating"] + rows["random"]["rating_ci95"]
+    greedy, random_ = rows["greedy"], rows["random"]
+    assert greedy["rating"] - greedy["rating_ci95"] > random_["rating"] + random_["rating_ci95"]
     assert rows["random"]["share_above_fair"] < 0 < rows["greedy"]["share_above_fair"]
     assert board["best"].startswith("pimc")
     assert abs(sum(row["rating"] for row in rows.values())) < 1e-9  # centred

@@ -10,12 +10,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from reference import ReferenceHand, card_from_text, card_text, plain_order, trump_order
 
 from spoilfive_env import cards
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.rules import Rules
-
-from reference import ReferenceHand, card_from_text, card_text, plain_order, trump_order
 
 
 def c(text):

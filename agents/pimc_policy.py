@@ -34,11 +34,16 @@ from spoilfive_env.determinize import games_from_information, read_information, 
 from spoilfive_env.rules import Rules
 
 from .baselines import rule_actions, view_from_core
-from .pimc import PIMCAgent, action_values
+from spoilfive_env.observation import SLICES
+
+from .pimc import PIMCAgent, action_values, exact_action_values
 from .policy import MaskedCategorical, PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
 """Deals per decision: 128 measured no stronger against pimc tables, at four times the cost."""
+MAX_EXACT_TRICKS = 3
+"""The most tricks left at which ``exact_tricks`` may replace the rollouts by the full game tree
+(three tricks at five players is already hundreds of thousands of lines a decision)."""
 OTHERS = ("policy", "spoiler", "greedy")
 """Who plays the other seats of the rollouts: the policy itself, or a rule-based model."""
 
@@ -60,7 +65,8 @@ class PolicyPIMCAgent(PIMCAgent):
     name = "pimc_ppo"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
-                 others: str = "spoiler", prior: float = 0.0, max_rows: int = 32768, rules=None):
+                 others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
+                 max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
         if others not in OTHERS:
             raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}")
@@ -69,6 +75,11 @@ class PolicyPIMCAgent(PIMCAgent):
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior >= 0:
             raise ValueError(f"prior={prior!r} is not allowed: it must be a number of at least 0")
         self.prior = float(prior)
+        if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, (int, np.integer)) \
+                or not 0 <= exact_tricks <= MAX_EXACT_TRICKS:
+            raise ValueError(f"exact_tricks={exact_tricks!r} is not allowed: it must be an integer "
+                             f"from 0 to {MAX_EXACT_TRICKS}")
+        self.exact_tricks = int(exact_tricks)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
         self._policy = self._policy_actions
 
@@ -92,11 +103,20 @@ class PolicyPIMCAgent(PIMCAgent):
         info = read_information(observations[repeat])
         holders, discards = sample_hidden(info, self.rng, rules)
         games = games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
-        game, action, values = action_values(games, masks[repeat], np.zeros(D * K, np.int64),
-                                             self._policy, self.rng)
+        exact = observations[:, SLICES["hand"]].sum(axis=1)[repeat] <= self.exact_tricks
+        searched = [np.flatnonzero(~exact), np.flatnonzero(exact)]
+        parts = []
+        for rows, solve in zip(searched, (self._rollout_values, exact_action_values), strict=True):
+            if len(rows):
+                game, action, values = solve(games.subset(rows), masks[repeat][rows])
+                parts.append((rows[game], action, values))
+        game, action, values = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
         if self.prior:  # each sample's value, plus prior * log pi(action): the policy's opinion
             values = values + self.prior * self._log_probs(observations, masks)[repeat[game], action]
         return self._choose(repeat, game, action, values, fallback, D)
+
+    def _rollout_values(self, games, masks):
+        return action_values(games, masks, np.zeros(games.batch_size, np.int64), self._policy, self.rng)
 
     def _log_probs(self, observations, masks) -> np.ndarray:
         """The policy's log-probabilities ``(D, 107)`` (illegal actions: a large negative number)."""

@@ -10,7 +10,7 @@ pytest.importorskip("torch")
 import agents  # noqa: E402
 from agents import BEST, load_agent  # noqa: E402
 from agents.pimc_policy import PolicyPIMCAgent  # noqa: E402
-from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.core import PHASE_PLAY, SpoilFiveCore  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
@@ -60,3 +60,58 @@ def test_bad_options_say_what_is_allowed():
         load_agent("pimc_ppo:samples=0")
     with pytest.raises(ValueError, match="bad options"):
         load_agent("pimc_ppo:depth=2")
+
+
+def hands_near_the_end(num_players, tricks_left, games=16, seed=3):
+    """Cores of ``games`` hands played by ``spoiler`` until ``tricks_left`` tricks remain."""
+    from agents.baselines import rule_actions, view_from_core
+
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=seed)
+    core.mode, core.reward_mode = "hand", "equity"
+    cards_left = lambda: (core.holder == core.current[:, None]).sum(axis=1)  # noqa: E731
+    while True:
+        moving = ~core.done & ((cards_left() > tricks_left) | (core.phase != PHASE_PLAY))
+        if not moving.any():
+            return core.subset(np.flatnonzero(~core.done))
+        core.step(rule_actions(view_from_core(core), core.legal_mask(), spoil=True), where=moving)
+
+
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_max_n_is_the_best_line_for_the_player_to_move(num_players):
+    from agents.pimc import max_n_values
+
+    core = hands_near_the_end(num_players, tricks_left=2)
+    assert core.batch_size > 0
+    values = max_n_values(core)
+    masks = core.legal_mask()
+    for g in range(core.batch_size):
+        lines = []
+        for action in np.flatnonzero(masks[g]):
+            child = core.subset([g])
+            rewards, _ = child.step(np.array([action]))
+            lines.append(rewards[0] + max_n_values(child)[0])
+        mover = int(core.current[g])
+        best = max(lines, key=lambda line: line[mover])
+        assert values[g, mover] == pytest.approx(best[mover])
+
+
+def test_max_n_on_the_last_trick_is_the_forced_play_out():
+    from agents.pimc import max_n_values
+
+    core = hands_near_the_end(4, tricks_left=1)
+    values = max_n_values(core)
+    total = np.zeros_like(values)
+    while not core.done.all():
+        masks = core.legal_mask()
+        assert (masks[~core.done].sum(axis=1) == 1).all()
+        rewards, _ = core.step(masks.argmax(axis=1), where=~core.done)
+        total += rewards
+    np.testing.assert_allclose(values, total)
+
+
+def test_exact_tricks_plays_legal_moves_and_is_checked():
+    agent = load_agent("pimc_ppo:samples=3:exact_tricks=2", seed=2)
+    for masks, actions in play_hands(agent, 4, games=6):
+        assert masks[np.arange(len(actions)), actions].all()
+    with pytest.raises(ValueError, match="exact_tricks=9 is not allowed"):
+        load_agent("pimc_ppo:exact_tricks=9")

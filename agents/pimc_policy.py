@@ -44,6 +44,8 @@ DEFAULT_SAMPLES = 32
 MAX_EXACT_TRICKS = 3
 """The most tricks left at which ``exact_tricks`` may replace the rollouts by the full game tree
 (three tricks at five players is already hundreds of thousands of lines a decision)."""
+TRICKS = 5
+"""Tricks in a hand: the searcher's cards in hand tell the trick (five in the first)."""
 OTHERS = ("policy", "spoiler", "greedy")
 """Who plays the other seats of the rollouts: the policy itself, or a rule-based model."""
 
@@ -66,7 +68,7 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
-                 max_rows: int = 32768, rules=None):
+                 search_from_trick: int = 1, max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
         if others not in OTHERS:
             raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}")
@@ -80,6 +82,11 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"exact_tricks={exact_tricks!r} is not allowed: it must be an integer "
                              f"from 0 to {MAX_EXACT_TRICKS}")
         self.exact_tricks = int(exact_tricks)
+        if isinstance(search_from_trick, bool) or not isinstance(search_from_trick, (int, np.integer)) \
+                or not 1 <= search_from_trick <= TRICKS:
+            raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
+                             f"integer from 1 to {TRICKS}")
+        self.search_from_trick = int(search_from_trick)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
         self._policy = self._policy_actions
 
@@ -93,6 +100,13 @@ class PolicyPIMCAgent(PIMCAgent):
         if len(mine):
             actions[mine] = self.policy.act_batch(core.observe()[mine], masks[mine])
         return actions
+
+    def _search_rows(self, observations, masks):
+        """As pimc's, less the decisions before trick ``search_from_trick`` (the policy's alone;
+        the robbing decision counts as the first trick)."""
+        rows = super()._search_rows(observations, masks)
+        cards = np.minimum(observations[rows][:, SLICES["hand"]].sum(axis=1), TRICKS)
+        return rows[TRICKS + 1 - cards >= self.search_from_trick]
 
     def _fallback(self, observations, masks):
         return self.policy.act_batch(observations, masks)

@@ -115,3 +115,17 @@ def test_exact_tricks_plays_legal_moves_and_is_checked():
         assert masks[np.arange(len(actions)), actions].all()
     with pytest.raises(ValueError, match="exact_tricks=9 is not allowed"):
         load_agent("pimc_ppo:exact_tricks=9")
+
+
+def test_before_search_from_trick_the_policy_plays_alone():
+    late = load_agent("pimc_ppo:samples=4:search_from_trick=5", seed=0)
+    always = load_agent("pimc_ppo:samples=4", seed=0)
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=7)
+    late.bind(core.rules)
+    always.bind(core.rules)
+    observations, masks = core.observe(), core.legal_mask()
+    own = late.policy.act_batch(observations, masks)
+    np.testing.assert_array_equal(late.act_batch(observations, masks), own)  # first trick: no search
+    assert (always.act_batch(observations, masks) != own).any()  # the search changes some of them
+    with pytest.raises(ValueError, match="search_from_trick=0 is not allowed"):
+        load_agent("pimc_ppo:search_from_trick=0")

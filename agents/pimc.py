@@ -27,7 +27,8 @@ The searches play by the table's rules: the tournament and the terminal game tel
 (``Agent.bind``); otherwise they assume the default rules at the observed table size (and
 partnerships when the observation marks teammates).
 
-Not done: an exact search of the last tricks; the rollouts are the only look-ahead.
+:func:`max_n_values` is the exact search of the last tricks (the full game tree of a deal);
+``pimc_ppo`` uses it (``exact_tricks``), ``pimc`` keeps the rollouts as its only look-ahead.
 """
 
 from __future__ import annotations

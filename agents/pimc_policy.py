@@ -17,8 +17,11 @@ others is what makes the search pay.
 
 Options (``load_agent("pimc_ppo:samples=48:others=policy")``): ``samples`` (deals per
 decision), ``policy`` (a shipped checkpoint name or a checkpoint path, default ``ppo``),
-``others`` (``spoiler``, ``greedy`` or ``policy``), ``prior``, ``max_rows`` (rollout games
-per core batch).
+``others`` (``spoiler``, ``greedy`` or ``policy``), ``prior``, ``exact_tricks`` (with at
+most this many tricks left, each action's value in a sampled deal is its max-n value over
+the whole game tree, every player playing perfectly for himself on that deal, instead of a
+rollout; 0: never), ``search_from_trick`` (decisions of earlier tricks are the policy's
+alone; 1: search every trick), ``max_rows`` (rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
@@ -31,11 +34,10 @@ import numpy as np
 
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
+from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
 
 from .baselines import rule_actions, view_from_core
-from spoilfive_env.observation import SLICES
-
 from .pimc import PIMCAgent, action_values, exact_action_values
 from .policy import MaskedCategorical, PolicyAgent, load_policy_agent
 
@@ -60,6 +62,9 @@ class PolicyPIMCAgent(PIMCAgent):
         others: the model of the other seats in the rollouts: ``spoiler``, ``greedy`` or
             ``policy`` (the policy plays them too).
         prior: weight of the policy's log-probability added to each action's value.
+        exact_tricks: tricks left at which the max-n search of the sampled deal replaces the
+            rollouts (0 to :data:`MAX_EXACT_TRICKS`).
+        search_from_trick: the first trick whose decisions are searched (1 to :data:`TRICKS`).
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """

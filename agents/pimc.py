@@ -190,15 +190,21 @@ class PIMCAgent(_SearchAgent):
                 actions[chunk] = self._search(observations[chunk], masks[chunk], actions[chunk], rules)
         return actions
 
-    def _search(self, observations, masks, fallback, rules):
-        D, K = len(observations), self.samples
-        repeat = np.repeat(np.arange(D), K)
+    def _sample_worlds(self, observations, rules):
+        """``samples`` determinised games per decision row, drawn from that seat's information.
+
+        Returns ``(repeat, games)``: ``repeat[i]`` is the decision row of game ``i``.
+        """
+        repeat = np.repeat(np.arange(len(observations)), self.samples)
         info = read_information(observations[repeat])
         holders, discards = sample_hidden(info, self.rng, rules)
-        games = games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
-        game, action, values = action_values(games, masks[repeat], np.zeros(D * K, np.int64),
+        return repeat, games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
+
+    def _search(self, observations, masks, fallback, rules):
+        repeat, games = self._sample_worlds(observations, rules)
+        game, action, values = action_values(games, masks[repeat], np.zeros(len(repeat), np.int64),
                                              self._policy, self.rng)
-        return self._choose(repeat, game, action, values, fallback, D)
+        return self._choose(repeat, game, action, values, fallback, len(observations))
 
 
 class OracleAgent(_SearchAgent):

@@ -33,7 +33,6 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.core import SpoilFiveCore
-from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
 
@@ -117,11 +116,8 @@ class PolicyPIMCAgent(PIMCAgent):
         return self.policy.act_batch(observations, masks)
 
     def _search(self, observations, masks, fallback, rules):
-        D, K = len(observations), self.samples
-        repeat = np.repeat(np.arange(D), K)
-        info = read_information(observations[repeat])
-        holders, discards = sample_hidden(info, self.rng, rules)
-        games = games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
+        D = len(observations)
+        repeat, games = self._sample_worlds(observations, rules)
         exact = observations[:, SLICES["hand"]].sum(axis=1)[repeat] <= self.exact_tricks
         searched = [np.flatnonzero(~exact), np.flatnonzero(exact)]
         parts = []

@@ -10,6 +10,10 @@ the core; each rollout step is one forward pass of the network over the simulate
 where the searcher is to act. Ties, and the decisions with one legal action, go to the
 policy's own choice. With ``prior > 0`` each action's value also gains ``prior`` times the
 policy's log-probability of it (the policy's opinion, where the samples disagree little).
+With ``win_weight > 0`` a value in which the searcher wins the pool (a positive equity)
+counts ``1 + win_weight`` times; a spoiled hand (0) or another seat's win (negative) stays as
+it is. The equity reward values stopping another player's win as much as a share of one's
+own; pool share counts only one's own wins, and this weight tilts the search toward them.
 
 Measured (README, "Agents"): the policy playing the *other* seats too (``others=policy``)
 was weaker against spoiler tables than the policy alone; ``spoiler`` as the model of the
@@ -21,7 +25,9 @@ decision), ``policy`` (a shipped checkpoint name or a checkpoint path, default `
 most this many tricks left, each action's value in a sampled deal is its max-n value over
 the whole game tree, every player playing perfectly for himself on that deal, instead of a
 rollout; 0: never), ``search_from_trick`` (decisions of earlier tricks are the policy's
-alone; 1: search every trick), ``max_rows`` (rollout games per core batch).
+alone; 1: search every trick), ``win_weight`` (extra weight of the searcher's own wins in
+the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``max_rows``
+(rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
@@ -64,6 +70,8 @@ class PolicyPIMCAgent(PIMCAgent):
         exact_tricks: tricks left at which the max-n search of the sampled deal replaces the
             rollouts (0 to :data:`MAX_EXACT_TRICKS`).
         search_from_trick: the first trick whose decisions are searched (1 to :data:`TRICKS`).
+        win_weight: a sampled value where the searcher wins (positive) counts
+            ``1 + win_weight`` times; 0 (default) keeps the plain equity.
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """
@@ -72,7 +80,8 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
-                 search_from_trick: int = 1, max_rows: int = 32768, rules=None):
+                 search_from_trick: int = 1, win_weight: float = 0.0, max_rows: int = 32768,
+                 rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
         if others not in OTHERS:
             raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}")
@@ -91,6 +100,10 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
                              f"integer from 1 to {TRICKS}")
         self.search_from_trick = int(search_from_trick)
+        if isinstance(win_weight, bool) or not isinstance(win_weight, (int, float, np.integer, np.floating)) \
+                or not 0 <= win_weight < np.inf:
+            raise ValueError(f"win_weight={win_weight!r} is not allowed: it must be a finite number of at least 0")
+        self.win_weight = float(win_weight)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
         self._policy = self._policy_actions
 
@@ -126,9 +139,17 @@ class PolicyPIMCAgent(PIMCAgent):
                 game, action, values = solve(games.subset(rows), masks[repeat][rows])
                 parts.append((rows[game], action, values))
         game, action, values = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+        values = self._tilted(values)
         if self.prior:  # each sample's value, plus prior * log pi(action): the policy's opinion
             values = values + self.prior * self._log_probs(observations, masks)[repeat[game], action]
         return self._choose(repeat, game, action, values, fallback, D)
+
+    def _tilted(self, values: np.ndarray) -> np.ndarray:
+        """The search's objective: the searcher's own wins (positive equity) count
+        ``1 + win_weight`` times, spoiled hands and others' wins as they are."""
+        if not self.win_weight:
+            return values
+        return np.where(values > 0, (1 + self.win_weight) * values, values)
 
     def _rollout_values(self, games, masks):
         return action_values(games, masks, np.zeros(games.batch_size, np.int64), self._policy, self.rng)

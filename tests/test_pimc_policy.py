@@ -129,3 +129,71 @@ def test_before_search_from_trick_the_policy_plays_alone():
     assert (always.act_batch(observations, masks) != own).any()  # the search changes some of them
     with pytest.raises(ValueError, match="search_from_trick=0 is not allowed"):
         load_agent("pimc_ppo:search_from_trick=0")
+
+
+def values_seen_by_choose(agent, observations, masks, monkeypatch):
+    """The per-sample values the search hands to ``_choose``, and the actions it returns."""
+    seen = []
+    choose = type(agent)._choose
+
+    def spy(self, repeat, game, action, values, fallback, decisions):
+        seen.append(values.copy())
+        return choose(self, repeat, game, action, values, fallback, decisions)
+
+    monkeypatch.setattr(type(agent), "_choose", spy)
+    actions = agent.act_batch(observations, masks)
+    monkeypatch.undo()
+    return np.concatenate(seen), actions
+
+
+@pytest.mark.parametrize("exact_tricks, tricks_left", [(0, 5), (2, 2)])
+def test_win_weight_scales_only_the_searchers_wins(exact_tricks, tricks_left, monkeypatch):
+    if tricks_left == 5:
+        core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=7)
+    else:
+        core = hands_near_the_end(4, tricks_left=tricks_left, games=64)
+    observations, masks = core.observe(), core.legal_mask()
+    runs = {}
+    for weight in (0, 1.5):
+        agent = load_agent(f"pimc_ppo:samples=6:exact_tricks={exact_tricks}:win_weight={weight}", seed=4)
+        agent.bind(core.rules)
+        runs[weight] = values_seen_by_choose(agent, observations, masks, monkeypatch)
+    plain, tilted = runs[0][0], runs[1.5][0]
+    assert (plain > 0).any() and (plain < 0).any()  # wins and losses both met
+    np.testing.assert_allclose(tilted, np.where(plain > 0, 2.5 * plain, plain))
+
+
+def test_win_weight_prefers_the_line_where_the_searcher_wins():
+    # One decision, four samples: action 3 wins one pool of 4 chips and loses three (mean 0),
+    # action 9 spoils every hand (mean 0, and the fallback wins the tie).
+    pool, players = 4.0, 4
+    win, loss = pool * (players - 1) / players, -pool / players
+    repeat = np.zeros(8, np.int64)
+    game = np.arange(8)
+    action = np.repeat([3, 9], 4)
+    values = np.array([win, loss, loss, loss, 0, 0, 0, 0])
+    fallback = np.array([9])
+    chosen = {}
+    for weight in (0, 0.5):
+        agent = PolicyPIMCAgent(win_weight=weight)
+        chosen[weight] = agent._choose(repeat, game, action, agent._tilted(values), fallback, 1)[0]
+    assert chosen == {0: 9, 0.5: 3}
+
+
+def test_win_weight_zero_is_the_default_and_parses():
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=7)
+    observations, masks = core.observe(), core.legal_mask()
+    actions = []
+    for spec in ("pimc_ppo:samples=8", "pimc_ppo:samples=8:win_weight=0"):
+        agent = load_agent(spec, seed=3)
+        agent.bind(core.rules)
+        actions.append(agent.act_batch(observations, masks))
+    np.testing.assert_array_equal(actions[1], actions[0])
+    assert load_agent("pimc_ppo:win_weight=1").win_weight == 1.0
+    assert load_agent("best:win_weight=0.5").win_weight == 0.5
+
+
+@pytest.mark.parametrize("bad", [-1, True, "x", float("nan"), float("inf")])
+def test_bad_win_weight_says_what_is_allowed(bad):
+    with pytest.raises(ValueError, match=f"win_weight={bad!r} is not allowed: it must be a finite number"):
+        PolicyPIMCAgent(win_weight=bad)

@@ -136,6 +136,7 @@ class SpoilFiveCore:
             rules = Rules()
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a spoilfive_env.rules.Rules, got {type(rules).__name__}")
+        _check_fits_in_memory(int(batch_size), rules.num_players)
         if seed is not None and rng is not None:
             raise ValueError("give either seed or rng, not both")
         if rng is not None and not isinstance(rng, np.random.Generator):
@@ -764,6 +765,34 @@ def validate_deal(hands, turnups, num_players: int, num_games: int):
         which = "the deal" if num_games == 1 else f"deal {game}"
         raise ValueError(f"{which} uses a card more than once: {', '.join(card_str(int(c)) for c in dup)}")
     return hands.astype(np.int8), turnups.astype(np.int8)
+
+
+# State bytes per game, excluding the per-seat fields, and per seat (the dtypes set in __init__);
+# an observation call adds OBS_DIM float32 a game.
+_STATE_BYTES_PER_GAME = 6 * NUM_CARDS + MAX_PLAYERS + 64
+_STATE_BYTES_PER_SEAT = 6 + 4 * 3 + 8
+
+
+def _physical_memory() -> int | None:
+    """Bytes of RAM of this machine, None where the system does not say."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_fits_in_memory(batch_size: int, num_players: int) -> None:
+    """Refuse a batch whose state and one observation would not fit in this machine's RAM
+    (rather than a MemoryError or the kernel killing the process half-way through)."""
+    per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM
+    memory = _physical_memory()
+    if memory is not None and batch_size * per_game > memory:
+        raise ValueError(f"batch_size={batch_size} is not allowed here: its state and one observation need "
+                         f"about {batch_size * per_game / 2**30:.1f} GiB, more than this machine's "
+                         f"{memory / 2**30:.1f} GiB; allowed: at most {memory // per_game} games "
+                         f"({per_game} bytes a game)")
 
 
 def make_generator(seed) -> np.random.Generator:

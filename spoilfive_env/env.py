@@ -213,7 +213,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def observe(self, agent):
         # The seat is known to be valid: build directly, without core.observe's argument checks.
-        observation = build_observation(self.core, self._seat_arrays[self.agent_name_mapping[agent]])[0]
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
+            raise ValueError(f"agent {agent!r} is not at this table: the agents are "
+                             f"{', '.join(map(repr, self.possible_agents))}")
+        observation = build_observation(self.core, self._seat_arrays[seat])[0]
         acting = agent == self.agent_selection and self.core.phase[0] != PHASE_DONE
         mask = self._mask.copy() if acting else np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": observation, "action_mask": mask}

@@ -17,6 +17,7 @@ import pytest
 from conftest import assert_same_state, core_fields, random_legal
 
 from spoilfive_env import SpoilFiveCore, env
+from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, MAX_HANDS_LIMIT, Rules, make_rules
 
 NAN = float("nan")
@@ -165,6 +166,9 @@ CORE_ARGUMENT_CASES = [
     ({"seed": "7"}, "seed must be a whole number 0 or more, or None, got '7'"),
     ({"rng": 7}, "rng must be a numpy.random.Generator, got int"),
     ({"seed": 1, "rng": np.random.default_rng(1)}, "give either seed or rng, not both"),
+    # Far more games than any machine's memory: refused before anything is allocated.
+    ({"batch_size": 10**12}, r"batch_size=1000000000000 is not allowed here: .* GiB, more than this machine's .*"
+                               r"allowed: at most \d+ games"),
 ]
 
 
@@ -174,6 +178,18 @@ def test_bad_core_arguments_are_refused(arguments, needle):
     arguments = {"batch_size": 2, **arguments}
     with pytest.raises(ValueError, match=needle):
         SpoilFiveCore(arguments.pop("batch_size"), **arguments)
+
+
+def test_observing_an_agent_not_at_the_table_is_refused():
+    game = env(num_players=3)
+    game.reset(seed=0)
+    before = game.unwrapped.core.rng.bit_generator.state
+    for agent in ("player_3", "player_9", 0, None):
+        with pytest.raises(ValueError, match=rf"agent {agent!r} is not at this table: the agents are "
+                                             r"'player_0', 'player_1', 'player_2'"):
+            game.observe(agent)
+    assert game.unwrapped.core.rng.bit_generator.state == before
+    assert game.observe("player_2")["observation"].shape == (OBS_DIM,)
 
 
 def test_numpy_integers_are_accepted_by_the_core():

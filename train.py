@@ -63,26 +63,30 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import torch
-from torch import nn
+try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as later on
+    import numpy as np
+    import torch
+    from torch import nn
 
-from agents import POLICY_SEARCH, REGISTRY
-from agents.policy import (
-    CHECKPOINT_DIR,
-    CRITICS,
-    ENCODINGS,
-    CheckpointError,
-    PolicyAgent,
-    PolicyNet,
-    load_checkpoint,
-    save_checkpoint,
-)
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
-from spoilfive_env.cli import ArgumentParser
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
+    from agents import POLICY_SEARCH, REGISTRY
+    from agents.policy import (
+        CHECKPOINT_DIR,
+        CRITICS,
+        ENCODINGS,
+        CheckpointError,
+        PolicyAgent,
+        PolicyNet,
+        load_checkpoint,
+        save_checkpoint,
+    )
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
+    from spoilfive_env.cli import ArgumentParser
+    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
+except KeyboardInterrupt:
+    print("train.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 
 @dataclass

@@ -171,6 +171,27 @@ def test_resume_continues_the_run(smoke_run, tmp_path):
     assert done.returncode == 2 and "already has" in done.stderr and "--total-decisions" in done.stderr
 
 
+# Ctrl-C arrives while torch is still loading: an import hook raises it exactly there.
+_CTRL_C_DURING_IMPORT = """
+import runpy, sys
+class CtrlCOnTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlCOnTorch())
+sys.argv = ["train.py", "--time-limit", "1"]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_ctrl_c_while_torch_loads_is_one_line_and_exit_130(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_DURING_IMPORT], cwd=ROOT, env=train_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines() == ["train.py: stopped by Ctrl-C while starting up; nothing was run"]
+    assert proc.stdout == ""
+
+
 # ---------------------------------------------------------------------- Ctrl-C and --time-limit on resume
 TINY_ARGS = ("--run-name", "tiny", "--num-games", "64", "--min-players", "3", "--max-players", "4",
              "--hidden", "32", "--minibatch-size", "256", "--eval-every", "0", "--eval-players", "3",

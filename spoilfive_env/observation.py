@@ -101,39 +101,32 @@ _START = {name: s.start for name, s in SLICES.items()}
 
 _SEAT_BLOCKS = ("to_act", "leader", "dealer", "robber", "declined", "jinker")
 _VALUE_BLOCKS = ("own_discard", "turnup", "led_card", "trump", "phase", "trick_number")
+_SCATTER_LAYOUTS: dict = {}
 
 
-@lru_cache(maxsize=64)
-def _scatter_layout(batch_size: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The rows of the one scatter at a table of ``n`` in a batch of ``batch_size``.
+def _scatter_layout(core) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """The rows of the one scatter at this table, cached by (table size, partnerships, mode).
 
-    Rows: the seat blocks, the seat at each trick position (``n``), the value blocks, the
-    card at each trick position (``n``). Returns each row's flat start index per game
-    ``(k, B)``, the shift that moves an absent value (-1) to the sink column ``(k, 1)``,
-    ``arange(n)`` as a column, and the sink column: the ``table_size`` column of another
-    table size, always 0 at this table (it is cleared after the scatter).
+    Returns the start column of each row's block (0 for the constant rows, which hold their
+    column), a sink column, ``arange(n)`` and a table for ``% n``. The sink is the ``table_size`` column of another
+    table size: always 0 at this table, so an absent value (seat or card -1) writes its 0 there.
     """
-    starts = np.array([*(_START[name] for name in _SEAT_BLOCKS), *[_START["trick_seats"]] * n,
-                       *(_START[name] for name in _VALUE_BLOCKS), *[_START["trick_cards"]] * n], np.intp)[:, None]
-    flat_starts = starts + np.arange(batch_size, dtype=np.intp) * OBS_DIM
-    sink = _START["table_size"] + (1 if n == MIN_PLAYERS else 0)
-    to_sink = (sink - starts + 1).astype(np.int16)  # from -1 to the sink column
-    for array in (flat_starts, to_sink):
-        array.flags.writeable = False
-    return flat_starts, to_sink, np.arange(n, dtype=np.int16)[:, None], sink
-
-
-@lru_cache(maxsize=64)
-def _constant_columns(n: int, partnerships: bool, game_mode: bool) -> np.ndarray:
-    """The columns that are 1 in every observation at this table."""
-    constant = [_START["table_size"] + n - MIN_PLAYERS, *range(_START["seat_present"], _START["seat_present"] + n)]
-    if partnerships:  # teams alternate, so relative seat k is a teammate when k is even
-        constant += range(_START["teammates"], _START["teammates"] + n, 2)
-    if game_mode:
-        constant.append(_START["hand_place"] + 2)
-    columns = np.array(constant, np.intp)
-    columns.flags.writeable = False
-    return columns
+    n, partnerships, game_mode = core.num_players, core.rules.partnerships, core.mode == "game"
+    key = (n, partnerships, game_mode)
+    if key not in _SCATTER_LAYOUTS:
+        constant = [_START["table_size"] + n - MIN_PLAYERS, *range(_START["seat_present"], _START["seat_present"] + n)]
+        if partnerships:  # teams alternate, so relative seat k is a teammate when k is even
+            constant += range(_START["teammates"], _START["teammates"] + n, 2)
+        if game_mode:
+            constant.append(_START["hand_place"] + 2)
+        starts = [*(_START[name] for name in _SEAT_BLOCKS), *[_START["trick_seats"]] * n,
+                  *(_START[name] for name in _VALUE_BLOCKS), *[_START["trick_cards"]] * n, *[0] * len(constant)]
+        sink = _START["table_size"] + (1 if n == MIN_PLAYERS else 0)
+        # seat_mod.take(k) is k % n for k in -2n .. 2n-1: a gather costs a fraction of an int16 modulo.
+        seat_mod = (np.arange(2 * n) % n).astype(np.int16)
+        _SCATTER_LAYOUTS[key] = (np.array(starts, np.int16)[:, None], np.array(constant, np.int16)[:, None], sink,
+                                 np.arange(n, dtype=np.int16), seat_mod)
+    return _SCATTER_LAYOUTS[key]
 
 
 @cache
@@ -152,21 +145,35 @@ def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
     return offsets
 
 
-def _one_hot_indices(core, seats: np.ndarray) -> np.ndarray:
-    """Flat indices ``(k, B)`` into ``(B, OBS_DIM)`` of every one-hot 1 (absent: the sink)."""
+def build_observation(core, seats: np.ndarray) -> np.ndarray:
+    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
+
+    One scatter writes every one-hot block, the current trick (its cards and the relative
+    seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:
+    few operations whatever the batch size. An absent value (seat or card -1) writes its 0
+    into a sink column that is 0 at this table anyway.
+    """
     B, n = core.batch_size, core.num_players
-    flat_starts, to_sink, seat_range, _ = _scatter_layout(B, n)
+    starts, constant, sink, seat_range, seat_mod = _scatter_layout(core)
+    rows = core._all
+    obs = np.zeros((B, OBS_DIM), np.float32)
+    seats16 = seats.astype(np.int16)
+    absolute = _seats_from(n).take(seats, axis=0)  # (B, n) seat of relative k
+    # Per-seat arrays are read through one flat index: a 1-D take beats a (rows, seats) pair.
+    seat_rows = absolute + _seat_row_offsets(B, n)
+
+    # Rows: seat blocks, trick seats (n), value blocks, trick cards (n), constant columns.
     k_seat = len(_SEAT_BLOCKS)
     relative = k_seat + n  # rows holding absolute seats or trick positions, made relative below
     first_value, first_card = relative, relative + len(_VALUE_BLOCKS)
-    seats16 = seats.astype(np.int16)
-    values = np.empty(flat_starts.shape, np.int16)
+    values = np.empty((len(starts), B), np.int16)
     values[0] = np.where(core.phase != PHASE_DONE, core.current, -1)
     values[1] = core.leader
     values[2] = core.dealer
     values[3] = core.robber
     values[4] = core.declined_by
     values[5] = core.jinker
+    values[k_seat: relative] = seat_range[:, None] + (core.leader - seats16)  # seat at each trick position
     values[first_value] = np.where(core.robber == seats, core.discard, -1)
     values[first_value + 1] = core.turnup
     values[first_value + 2] = core.led_card
@@ -178,39 +185,16 @@ def _one_hot_indices(core, seats: np.ndarray) -> np.ndarray:
         others_rob = robbing & (core.current != seats) & (core.turnup % NUM_RANKS != ACE)
         values[first_value + 4, others_rob] = PHASE_PLAY
     values[first_value + 5] = core.trick_number
-    values[first_card:] = core.trick_cards[:, :n].T
-    absent = values < 0
-    absent[k_seat: relative] = absent[first_card:]  # a trick position is empty where its card is
-    # Relative seats by adding n where negative: whole-row arithmetic beats a modulo or a gather.
-    seat_rows = values[:k_seat]
-    seat_rows -= seats16
-    seat_rows += n * (seat_rows < 0)
-    lead = core.leader - seats16
-    lead += n * (lead < 0)
-    trick_seats = values[k_seat: relative]
-    np.add(seat_range, lead, out=trick_seats)
-    trick_seats -= n * (trick_seats >= n)
-    values[:relative] -= absent[:relative] * (values[:relative] + 1)  # absent seats back to -1
-    values += absent * to_sink
-    return flat_starts + values
+    values[first_card: first_card + n] = core.trick_cards[:, :n].T
+    values[first_card + n:] = constant
+    present = values >= 0
+    present[k_seat: relative] = present[first_card: first_card + n]
+    values[:k_seat] -= seats16
+    values[:relative] = seat_mod.take(values[:relative])
+    values += starts
+    # A flat index scatters faster than a (rows, columns) pair.
+    obs.reshape(-1)[np.where(present, values, sink) + rows * OBS_DIM] = present
 
-
-def build_observation(core, seats: np.ndarray) -> np.ndarray:
-    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
-
-    One scatter writes every one-hot block and the current trick (its cards and the relative
-    seat at each position) from rows of a ``(k, B)`` array: few operations whatever the batch
-    size. An absent value (seat or card -1) writes its 1 into a sink column, cleared after.
-    The dense blocks (hand, played cards, voids, counts) are whole-block assignments.
-    """
-    B, n = core.batch_size, core.num_players
-    obs = np.zeros((B, OBS_DIM), np.float32)
-    obs[:, _constant_columns(n, core.rules.partnerships, core.mode == "game")] = 1.0
-    obs.reshape(-1)[_one_hot_indices(core, seats)] = 1.0
-    obs[:, _scatter_layout(B, n)[3]] = 0.0
-    absolute = _seats_from(n).take(seats, axis=0)  # (B, n) seat of relative k
-    # Per-seat arrays are read through one flat index: a 1-D take beats a (rows, seats) pair.
-    seat_rows = absolute + _seat_row_offsets(B, n)
     obs[:, SLICES["hand"]] = core.holder == seats[:, None]
     played = obs[:, SLICES["played"]].reshape(B, MAX_PLAYERS, NUM_CARDS)
     played[:, :n] = core.played_by[:, None, :] == absolute[:, :, None]

@@ -145,8 +145,50 @@ def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
     return offsets
 
 
+OBSERVATION_BACKENDS = ("auto", "numba", "numpy")
+"""``SPOILFIVE_OBSERVATION``: ``numba`` (the compiled loop of :mod:`spoilfive_env.observation_kernel`),
+``numpy`` (:func:`numpy_observation`, the definition) or ``auto`` (numba when it imports)."""
+_backend: list = []  # the chosen builder, once chosen
+
+
+def observation_backend() -> str:
+    """The builder :func:`build_observation` uses: ``"numba"`` or ``"numpy"``."""
+    return _builder().backend
+
+
+def _builder():
+    if not _backend:
+        import os
+
+        choice = os.environ.get("SPOILFIVE_OBSERVATION", "auto").strip().lower() or "auto"
+        if choice not in OBSERVATION_BACKENDS:
+            raise ValueError(f"SPOILFIVE_OBSERVATION={choice!r} is not allowed: choose one of "
+                             f"{', '.join(OBSERVATION_BACKENDS)}")
+        builder = numpy_observation
+        if choice != "numpy":
+            try:
+                from . import observation_kernel
+            except ImportError as error:
+                if choice == "numba":
+                    raise ImportError(f"SPOILFIVE_OBSERVATION=numba needs Numba: pip install "
+                                      f"\"spoilfive[fast]\" ({error})") from error
+            else:
+                builder = observation_kernel.build_observation
+        builder.backend = "numpy" if builder is numpy_observation else "numba"
+        _backend.append(builder)
+    return _backend[0]
+
+
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
-    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state.
+    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state:
+    :func:`numpy_observation`, or the same vector from the compiled loop when Numba is installed
+    (``SPOILFIVE_OBSERVATION``, :data:`OBSERVATION_BACKENDS`)."""
+    return _builder()(core, seats)
+
+
+def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
+    """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state: the
+    definition, in NumPy.
 
     One scatter writes every one-hot block, the current trick (its cards and the relative
     seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:

@@ -446,3 +446,79 @@ def test_plain_lead_trumping_proves_nothing_discarding_proves_a_void():
     assert not core.void[0, 1].any()
     play(core, "8H")  # seat 2 holds no club: a heart proves the club void
     assert core.void[0, 2, 0] and core.void[0, 2].sum() == 1
+
+
+# ---------------------------------------------------------------- the compiled observation
+
+BACKEND_RULES = [
+    *(Rules(num_players=n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+    Rules(num_players=4, partnerships=True),
+    Rules(num_players=6, partnerships=True),
+    Rules(num_players=3, conceal_ace_penalty=True),
+    Rules(num_players=5, conceal_ace_penalty=True, jink_bonus=1),
+]
+
+
+@pytest.mark.parametrize("mode", ["hand", "game"])
+@pytest.mark.parametrize("rules", BACKEND_RULES, ids=lambda r: f"{r.num_players}p"
+                         f"{'-teams' if r.partnerships else ''}{'-conceal' if r.conceal_ace_penalty else ''}")
+def test_compiled_observation_equals_the_numpy_definition(rules, mode):
+    """Element for element, for every seat of every game, through whole hands (robs, jinks,
+    game ends and resets included)."""
+    kernel = pytest.importorskip("spoilfive_env.observation_kernel")
+    n = rules.num_players
+    core = SpoilFiveCore(64, rules=rules, mode=mode, seed=n)
+    rng = np.random.default_rng(n)
+    compared = 0
+    for step in range(12 * n):
+        for shift in range(n):
+            seats = ((core.current + shift) % n).astype(np.int8)
+            np.testing.assert_array_equal(kernel.build_observation(core, seats),
+                                          obs_module.numpy_observation(core, seats))
+            compared += core.batch_size
+        core.step(random_legal(rng, core.legal_mask()))
+        if step % 5 == 4:
+            core.reset(core.done)
+    assert compared >= 64 * 12 * n * n
+
+
+def test_the_observation_backend_is_chosen_by_the_environment(monkeypatch):
+    for choice, expected in (("numpy", "numpy"), ("NumPy ", "numpy"), ("", None), ("auto", None)):
+        monkeypatch.setattr(obs_module, "_backend", [])
+        monkeypatch.setenv("SPOILFIVE_OBSERVATION", choice)
+        backend = obs_module.observation_backend()
+        assert backend == (expected or ("numba" if _numba_available() else "numpy"))
+        assert core_observation_shape() == (3, OBS_DIM)
+    monkeypatch.setattr(obs_module, "_backend", [])
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "fortran")
+    with pytest.raises(ValueError, match="SPOILFIVE_OBSERVATION='fortran' is not allowed: choose one of "
+                                         "auto, numba, numpy"):
+        obs_module.observation_backend()
+
+
+def test_numba_asked_for_but_missing_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(obs_module, "_backend", [])
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "numba")
+    import spoilfive_env
+
+    # As if Numba were missing: the kernel module cannot be imported.
+    monkeypatch.setitem(sys.modules, "spoilfive_env.observation_kernel", None)
+    monkeypatch.delattr(spoilfive_env, "observation_kernel", raising=False)
+    with pytest.raises(ImportError, match=r'SPOILFIVE_OBSERVATION=numba needs Numba: pip install "spoilfive\[fast\]"'):
+        obs_module.observation_backend()
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "auto")
+    assert obs_module.observation_backend() == "numpy"  # auto falls back to the definition
+
+
+def _numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def core_observation_shape():
+    return SpoilFiveCore(3, seed=0).observe().shape

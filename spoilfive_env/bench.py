@@ -68,6 +68,7 @@ from .actions import NUM_ACTIONS
 from .cli import ArgumentParser, non_negative_int, positive_int
 from .core import SpoilFiveCore
 from .env import env as make_env
+from .observation import observation_backend
 from .rules import Rules
 
 PLAYERS = (2, 4, 6, 10)
@@ -161,6 +162,8 @@ def aec_loop(game, seconds: float, seed: int = 0) -> tuple[int, int, float]:
     rng = np.random.default_rng(seed)
     decisions = episodes = 0
     episode_seed = seed
+    game.reset(seed=seed)  # untimed: first-call costs (a compiled observation loads or compiles)
+    game.last()
     start = time.perf_counter()
     elapsed = 0.0
     while elapsed < seconds:
@@ -201,6 +204,7 @@ def run(players=PLAYERS, batch_sizes=BATCH_SIZES, seconds: float = DEFAULT_SECON
         "benchmark": "spoilfive decisions per second under random legal play",
         "note": SELECTION_NOTE,
         "spoilfive_version": __version__,
+        "observation": observation_backend(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
@@ -228,8 +232,8 @@ def format_table(report: dict) -> str:
         f"Spoil Five: decisions per second under random legal play "
         f"({report['seconds_per_measurement']:g} s per measurement)",
         f"Note: {report['note']}.",
-        f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
-        f"{report['machine']}",
+        f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
+        f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}",
     ]
     header = f"{'players':>8}" + "".join(f"{'B=' + str(b):>11}" for b in batch_sizes)
     for observe, title in ((False, "core, legal mask + step"),
@@ -438,6 +442,7 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
 
     return {"benchmark": "spoilfive beside its peers: decisions per second, ratio ours / peer per round",
             "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
+            "observation": observation_backend(),
             "python": platform.python_version(), "numpy": np.__version__,
             "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
             "pinned_cpu": worker_cpu(),
@@ -453,8 +458,8 @@ def format_comparison(report: dict) -> str:
         f"{report['players']} players" + ("" if report.get("pinned_cpu") is None else
                                           f"; every process on CPU {report['pinned_cpu']}"),
         f"Note: {report['note']}.",
-        f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
-        f"{report['machine']}",
+        f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
+        f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}",
         "",
         "| what | ours (median) | peer | peer (median) | ratio ours/peer: median (range) |",
         "|---|---|---|---|---|",

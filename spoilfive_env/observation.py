@@ -38,6 +38,10 @@ block               size     coding
 ``hand_place``      3        hands completed / num_hands, past num_hands, game mode
 ==================  =======  ==========================================================
 
+:func:`numpy_observation` is the definition. With Numba installed (the ``fast`` extra),
+:func:`build_observation` runs :mod:`spoilfive_env.observation_kernel` instead, the same vector
+from one compiled loop (``SPOILFIVE_OBSERVATION=auto|numba|numpy`` chooses).
+
 Void proofs: on a plain lead a player may trump while holding the suit, so only a card of
 another plain suit proves a void; on a trump lead a plain card proves a trump void only when
 no privileged trump ranking above the card led can still be in that hand (unplayed, not the
@@ -148,15 +152,15 @@ def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
 OBSERVATION_BACKENDS = ("auto", "numba", "numpy")
 """``SPOILFIVE_OBSERVATION``: ``numba`` (the compiled loop of :mod:`spoilfive_env.observation_kernel`),
 ``numpy`` (:func:`numpy_observation`, the definition) or ``auto`` (numba when it imports)."""
-_backend: list = []  # the chosen builder, once chosen
+_backend: list = []  # [(name, builder)] once chosen: the first observation reads the environment
 
 
 def observation_backend() -> str:
     """The builder :func:`build_observation` uses: ``"numba"`` or ``"numpy"``."""
-    return _builder().backend
+    return _chosen_backend()[0]
 
 
-def _builder():
+def _chosen_backend() -> tuple:
     if not _backend:
         import os
 
@@ -164,7 +168,7 @@ def _builder():
         if choice not in OBSERVATION_BACKENDS:
             raise ValueError(f"SPOILFIVE_OBSERVATION={choice!r} is not allowed: choose one of "
                              f"{', '.join(OBSERVATION_BACKENDS)}")
-        builder = numpy_observation
+        chosen = ("numpy", numpy_observation)
         if choice != "numpy":
             try:
                 from . import observation_kernel
@@ -173,9 +177,8 @@ def _builder():
                     raise ImportError(f"SPOILFIVE_OBSERVATION=numba needs Numba: pip install "
                                       f"\"spoilfive[fast]\" ({error})") from error
             else:
-                builder = observation_kernel.build_observation
-        builder.backend = "numpy" if builder is numpy_observation else "numba"
-        _backend.append(builder)
+                chosen = ("numba", observation_kernel.build_observation)
+        _backend.append(chosen)
     return _backend[0]
 
 
@@ -183,7 +186,7 @@ def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state:
     :func:`numpy_observation`, or the same vector from the compiled loop when Numba is installed
     (``SPOILFIVE_OBSERVATION``, :data:`OBSERVATION_BACKENDS`)."""
-    return _builder()(core, seats)
+    return _chosen_backend()[1](core, seats)
 
 
 def numpy_observation(core, seats: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The observation as one compiled loop over games (Numba), when Numba is installed.
 
-:func:`spoilfive_env.observation.build_observation` is the definition of the observation, in
+:func:`spoilfive_env.observation.numpy_observation` is the definition of the observation, in
 NumPy. This module writes the very same vector, game by game, in one compiled pass: NumPy pays
 for each of its ~30 whole-batch operations and for every short inner loop (a one-hot of 4 to 10
 columns), which is most of the observation's cost at every batch size. The tests check the two
@@ -16,14 +16,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, TRICKS_TO_WIN
+from .cards import ACE, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, NUM_TRICKS, TRICKS_TO_WIN
+from .core import NUM_EFFECTIVE_SUITS
 from .observation import _START, CHIP_SCALE, OBS_DIM
 from .phases import PHASE_DONE, PHASE_PLAY, PHASE_ROB
 
-NUM_EFFECTIVE_SUITS = 5
 # tricks / TRICKS_TO_WIN for 0-5 tricks, as NumPy's float64 division rounds them (a lookup: a
 # division is tens of cycles)
-TRICK_FRACTIONS = (np.arange(6) / TRICKS_TO_WIN).astype(np.float32)
+TRICK_FRACTIONS = (np.arange(NUM_TRICKS + 1) / TRICKS_TO_WIN).astype(np.float32)
 # The block starts as module constants: Numba compiles them in, so it knows every index is
 # non-negative and vectorises the 52-card loops (with the starts passed in, it does not: 6x slower).
 HAND, OWN_DISCARD, TURNUP, TRUMP, PLAYED = (_START[name] for name in ("hand", "own_discard", "turnup", "trump",
@@ -116,8 +116,6 @@ def _write_observations(obs, seats, n, partnerships, game_mode, concealing, num_
 
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats``, equal to the NumPy definition's."""
-    if core.num_players > MAX_PLAYERS:  # the layout pads to MAX_PLAYERS; Rules refuses more
-        raise ValueError(f"at most {MAX_PLAYERS} players")
     obs = np.zeros((core.batch_size, OBS_DIM), np.float32)
     _write_observations(obs, np.ascontiguousarray(seats), core.num_players, core.rules.partnerships,
                         core.mode == "game", core.rules.conceal_ace_penalty, core.rules.num_hands,

@@ -63,6 +63,9 @@ and :meth:`SpoilFiveCore.step` ignores their actions.
 
 from __future__ import annotations
 
+import os
+from functools import cache
+
 import numpy as np
 
 from . import actions as A
@@ -773,10 +776,9 @@ _STATE_BYTES_PER_GAME = 6 * NUM_CARDS + MAX_PLAYERS + 64
 _STATE_BYTES_PER_SEAT = 6 + 4 * 3 + 8
 
 
+@cache  # asked at every core construction, and subset() builds many
 def _physical_memory() -> int | None:
     """Bytes of RAM of this machine, None where the system does not say."""
-    import os
-
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, OSError, ValueError):

@@ -17,6 +17,7 @@ import pytest
 from conftest import assert_same_state, core_fields, random_legal
 
 from spoilfive_env import SpoilFiveCore, env
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, MAX_HANDS_LIMIT, Rules, make_rules
 
@@ -178,6 +179,18 @@ def test_bad_core_arguments_are_refused(arguments, needle):
     arguments = {"batch_size": 2, **arguments}
     with pytest.raises(ValueError, match=needle):
         SpoilFiveCore(arguments.pop("batch_size"), **arguments)
+
+
+@pytest.mark.parametrize("num_players", [MIN_PLAYERS, 4, MAX_PLAYERS])
+def test_the_batch_memory_estimate_bounds_the_real_state(num_players):
+    """The refusal of too large a batch counts bytes a game by hand; it must not undercount."""
+    from spoilfive_env import core as core_module
+
+    games = 8
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=0)
+    state = sum(getattr(core, name).nbytes for name in core_module.STATE_FIELDS) / games
+    estimate = core_module._STATE_BYTES_PER_GAME + core_module._STATE_BYTES_PER_SEAT * num_players
+    assert state <= estimate
 
 
 def test_observing_an_agent_not_at_the_table_is_refused():

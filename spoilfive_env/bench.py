@@ -224,6 +224,12 @@ def _rate(value: float) -> str:
     return f"{value:.0f}"
 
 
+def _versions_line(report: dict) -> str:
+    """What was measured: versions, the observation backend and the machine."""
+    return (f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
+            f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}")
+
+
 def format_table(report: dict) -> str:
     players, batch_sizes = report["players"], report["batch_sizes"]
     rates = {(r["kind"], r["observe"], r["num_players"], r["batch_size"]): r["decisions_per_second"]
@@ -232,8 +238,7 @@ def format_table(report: dict) -> str:
         f"Spoil Five: decisions per second under random legal play "
         f"({report['seconds_per_measurement']:g} s per measurement)",
         f"Note: {report['note']}.",
-        f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
-        f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}",
+        _versions_line(report),
     ]
     header = f"{'players':>8}" + "".join(f"{'B=' + str(b):>11}" for b in batch_sizes)
     for observe, title in ((False, "core, legal mask + step"),
@@ -458,8 +463,7 @@ def format_comparison(report: dict) -> str:
         f"{report['players']} players" + ("" if report.get("pinned_cpu") is None else
                                           f"; every process on CPU {report['pinned_cpu']}"),
         f"Note: {report['note']}.",
-        f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
-        f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}",
+        _versions_line(report),
         "",
         "| what | ours (median) | peer | peer (median) | ratio ours/peer: median (range) |",
         "|---|---|---|---|---|",

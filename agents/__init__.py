@@ -98,11 +98,12 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise ValueError(f"an agent is a name or a checkpoint path, got {name_or_path!r}")
     spec = os.fspath(name_or_path).strip()
-    if spec.endswith(".pt") or os.path.isfile(spec):
+    name, *option_texts = spec.split(":")
+    # A registered name with options may end in ".pt" itself ("pimc_ppo:policy=runs/x/agent.pt").
+    if name not in (*REGISTRY, *POLICY_SEARCH, "best") and (spec.endswith(".pt") or os.path.isfile(spec)):
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed)
-    name, *option_texts = spec.split(":")
     if name == "best":
         name, *best_options = BEST.split(":")
         option_texts = best_options + option_texts

@@ -51,6 +51,16 @@ def test_best_is_the_named_strongest_agent():
     assert load_agent("best:samples=4").samples == 4  # options still apply
 
 
+def test_a_checkpoint_path_as_the_policy_option(tmp_path):
+    # The spec ends in ".pt" but names a search agent: the path is its policy, not the agent.
+    path = tmp_path / "policy.pt"
+    path.write_bytes(agents.CHECKPOINT_DIR.joinpath("ppo.pt").read_bytes())
+    agent = load_agent(f"pimc_ppo:samples=2:policy={path}", seed=0)
+    assert isinstance(agent, PolicyPIMCAgent) and agent.samples == 2 and agent.policy.name == str(path)
+    with pytest.raises(ValueError, match="no checkpoint file"):
+        load_agent(f"pimc_ppo:policy={tmp_path / 'missing.pt'}")
+
+
 def test_bad_options_say_what_is_allowed():
     with pytest.raises(ValueError, match="others='x' is not allowed"):
         load_agent("pimc_ppo:others=x")

@@ -1,0 +1,100 @@
+"""``agents.distill``: the search's recorded values, the fit to them, and the command line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import distill, load_agent  # noqa: E402
+from agents.policy import load_checkpoint, resolve_checkpoint  # noqa: E402
+from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.rules import Rules  # noqa: E402
+
+
+def test_recorded_values_are_the_searchs_choice():
+    """Every recorded row: a value for each legal action and none for an illegal one, and the
+    action the agent played has the best recorded mean."""
+    rules = Rules(num_players=4)
+    recorder = distill.SearchRecorder(seed=3, samples=4)
+    recorder.bind(rules)
+    core = SpoilFiveCore(16, rules=rules, seed=5)
+    played = []
+    while not core.done.all():
+        masks, live = core.legal_mask(), np.flatnonzero(~core.done)
+        searched = live[masks[live].sum(axis=1) > 1]
+        actions = np.zeros(core.batch_size, np.int64)
+        actions[live] = recorder.act_batch(core.observe()[live], masks[live])
+        played.append(actions[searched])
+        core.step(actions, where=~core.done)
+    data, played = recorder.recorded(), np.concatenate(played)
+    assert len(data["observations"]) == len(played) > 0
+    assert data["observations"].dtype == np.float16 and data["observations"].shape[1] == core.observe().shape[1]
+    values, masks = data["values"], data["masks"]
+    assert np.array_equal(~np.isnan(values), masks)
+    best = np.nanmax(values, axis=1)
+    assert np.allclose(values[np.arange(len(played)), played], best)
+
+
+def test_the_fit_moves_the_policy_toward_the_search():
+    """Values that prefer one legal action in every row: after fitting, the network plays it far
+    more often than before, the held-out regret falls, and the critic is untouched."""
+    rules = Rules(num_players=3)
+    core = SpoilFiveCore(64, rules=rules, seed=0)
+    observations, masks = [], []
+    while not core.done.all() and len(observations) < 20:
+        mask = core.legal_mask()
+        many = ~core.done & (mask.sum(axis=1) > 1)
+        observations.append(core.observe()[many])
+        masks.append(mask[many])
+        core.step(np.argmax(mask, axis=1), where=~core.done)
+    observations, masks = np.concatenate(observations), np.concatenate(masks)
+    preferred = masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)  # the highest legal action id
+    values = np.where(masks, 0.0, np.nan)
+    values[np.arange(len(masks)), preferred] = 1.0
+    data = {"observations": observations.astype(np.float16), "masks": masks, "values": values.astype(np.float32)}
+    net, _ = load_checkpoint(resolve_checkpoint("ppo"))
+    critic = {k: v.clone() for k, v in net.state_dict().items() if k.startswith("critic")}
+    history = distill.fit_to_search(net, data, tau=0.1, epochs=20, lr=3e-3, holdout=0.2, say=lambda _: None)
+    assert history[-1]["agreement"] > history[0]["agreement"] + 0.3
+    assert history[-1]["held_out_regret"] < history[0]["held_out_regret"] - 0.3
+    assert all(torch.equal(v, net.state_dict()[k]) for k, v in critic.items())
+
+
+def test_the_command_writes_a_loadable_policy_and_reuses_its_targets(tmp_path, monkeypatch, capsys):
+    out, data_dir = tmp_path / "distilled.pt", tmp_path / "targets"
+    argv = ["--out", str(out), "--players", "3", "--deals", "2", "--seed", "7", "--samples", "2",
+            "--epochs", "1", "--data", str(data_dir)]
+    assert distill.main(argv) == 0
+    assert len(list(data_dir.glob("*.npz"))) == 1
+    agent = load_agent(str(out))
+    _, checkpoint = load_checkpoint(out)
+    assert checkpoint["args"]["distilled"]["players"] == [3] and checkpoint["args"]["distilled"]["seed"] == 7
+    assert len(checkpoint["progress"]["distill_history"]) == 2
+    assert load_agent(f"pimc_ppo:samples=2:policy={out}").policy.name == str(out) == agent.name
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the saved targets should have been read")
+
+    monkeypatch.setattr(distill, "search_targets", no_search)
+    assert distill.main(argv) == 0
+    assert "decisions read from" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--out", "x"], "ending in .pt"),
+    (["--out", "x.pt", "--players", "1,3"], "from 2 to 10"),
+    (["--out", "x.pt", "--players", "3,3"], "distinct"),
+    (["--out", "x.pt", "--players", "3,4", "--deals", "1,2,3"], "one for each of the 2 sizes"),
+    (["--out", "x.pt", "--players", "three"], "comma-separated list of whole numbers"),
+    (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
+    (["--out", "x.pt", "--tau", "0"], "--tau"),
+])
+def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        distill.main([*argv, "--data", str(tmp_path)])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert message in error and len(error.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing searched, nothing written

@@ -31,7 +31,7 @@ the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``max_row
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
-decision of ``pimc_ppo`` and of ``pimc`` take, one at a time on one thread.
+decision of ``best``, ``pimc_ppo`` and ``pimc`` take, one at a time on one thread.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from .pimc import PIMCAgent, action_values, exact_action_values
 from .policy import MaskedCategorical, PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
-"""Deals per decision: 128 measured no stronger against pimc tables, at four times the cost."""
+"""Deals per decision of ``pimc_ppo``. ``best`` takes 96 (README, "The strongest agent": a little
+stronger against pimc tables at every size, about twice the time); 256 was no stronger than 96."""
 MAX_EXACT_TRICKS = 3
 """The most tricks left at which ``exact_tricks`` may replace the rollouts by the full game tree
 (three tricks at five players is already hundreds of thousands of lines a decision)."""
@@ -163,7 +164,7 @@ class PolicyPIMCAgent(PIMCAgent):
             return MaskedCategorical(logits, torch.as_tensor(masks, dtype=torch.bool)).log_probs.numpy()
 
 
-def decision_times(specs=("pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50, seed: int = 0) -> dict:
+def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50, seed: int = 0) -> dict:
     """Milliseconds per decision of each agent, one decision at a time on one thread.
 
     Counted in CPU time of this process (``time.process_time``: one thread, so one core's

@@ -48,7 +48,8 @@ def test_best_is_the_named_strongest_agent():
     name, *options = BEST.split(":")
     assert best.name == name == load_agent(BEST).name
     assert isinstance(best, PolicyPIMCAgent) and best.policy.name == agents.POLICY_SEARCH[name]
-    assert load_agent("best:samples=4").samples == 4  # options still apply
+    assert best.samples == int(dict(option.split("=") for option in options).get("samples", best.samples))
+    assert load_agent("best:samples=4").samples == 4  # the caller's options come after best's own
 
 
 def test_a_checkpoint_path_as_the_policy_option(tmp_path):

@@ -164,7 +164,8 @@ class PolicyPIMCAgent(PIMCAgent):
             return MaskedCategorical(logits, torch.as_tensor(masks, dtype=torch.bool)).log_probs.numpy()
 
 
-def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50, seed: int = 0) -> dict:
+def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50,
+                   seed: int = 0) -> dict:
     """Milliseconds per decision of each agent, one decision at a time on one thread.
 
     Counted in CPU time of this process (``time.process_time``: one thread, so one core's

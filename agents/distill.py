@@ -54,10 +54,11 @@ ILLEGAL = -1e9
 class SearchRecorder(PolicyPIMCAgent):
     """``pimc_ppo`` that keeps every searched decision: observation, mask, mean value per action."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, progress=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.observations, self.masks, self.values = [], [], []
         self._searched = None
+        self.progress = progress  # a tqdm bar told the number of decisions searched
 
     def _search(self, observations, masks, fallback, rules):
         self._searched = (observations, masks)
@@ -72,6 +73,8 @@ class SearchRecorder(PolicyPIMCAgent):
         self.observations.append(observations.astype(np.float16))
         self.masks.append(np.asarray(masks, dtype=bool))
         self.values.append(means.astype(np.float32))
+        if self.progress is not None:
+            self.progress.update(decisions)
         return super()._choose(game_of_decision, game, action, values, fallback, decisions)
 
     def recorded(self) -> dict[str, np.ndarray]:
@@ -82,10 +85,12 @@ class SearchRecorder(PolicyPIMCAgent):
 
 
 def search_targets(num_players: int, deals: int, seed: int, policy="ppo",
-                   samples: int = DEFAULT_SAMPLES) -> dict[str, np.ndarray]:
-    """Every searched decision of ``pimc_ppo`` tables on ``deals`` deals of ``seed`` (module docstring)."""
-    recorder = SearchRecorder(samples=samples, policy=policy)
-    evaluate([recorder], num_players=num_players, deals=deals, seed=seed)
+                   samples: int = DEFAULT_SAMPLES, progress: bool = False) -> dict[str, np.ndarray]:
+    """Every searched decision of ``pimc_ppo`` tables on ``deals`` deals of ``seed`` (module docstring);
+    ``progress``: a bar counting the decisions searched (their number is known only at the end)."""
+    with tqdm(desc=f"{num_players} players: search", unit="decision", disable=not progress, leave=False) as bar:
+        recorder = SearchRecorder(samples=samples, policy=policy, progress=bar)
+        evaluate([recorder], num_players=num_players, deals=deals, seed=seed)
     return recorder.recorded()
 
 
@@ -202,7 +207,7 @@ def main(argv=None) -> int:
                 started = time.perf_counter()
                 print(f"{num_players} players: searching {num_deals:,} deals x {num_players} rotations "
                       f"(seed {seed}) ...", flush=True)
-                part = search_targets(num_players, num_deals, seed, args.policy, args.samples)
+                part = search_targets(num_players, num_deals, seed, args.policy, args.samples, progress=True)
                 data_dir.mkdir(parents=True, exist_ok=True)
                 np.savez(path, **part)
                 print(f"{num_players} players: {len(part['observations']):,} decisions in "

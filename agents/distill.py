@@ -35,10 +35,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_float, positive_int
 
 from .evaluate import evaluate
+from .pimc import action_means
 from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
 from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
 
@@ -65,17 +65,14 @@ class SearchRecorder(PolicyPIMCAgent):
         return super()._search(observations, masks, fallback, rules)
 
     def _choose(self, game_of_decision, game, action, values, fallback, decisions):
-        key = game_of_decision[game] * NUM_ACTIONS + action
-        sums = np.bincount(key, weights=values, minlength=decisions * NUM_ACTIONS)
-        counts = np.bincount(key, minlength=decisions * NUM_ACTIONS)
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(decisions, NUM_ACTIONS)
+        means = action_means(game_of_decision, game, action, values, decisions)
         observations, masks = self._searched
         self.observations.append(observations.astype(np.float16))
         self.masks.append(np.asarray(masks, dtype=bool))
-        self.values.append(means.astype(np.float32))
+        self.values.append(np.where(np.isneginf(means), np.nan, means).astype(np.float32))  # NaN: not legal
         if self.progress is not None:
             self.progress.update(decisions)
-        return super()._choose(game_of_decision, game, action, values, fallback, decisions)
+        return self._best(means, fallback)
 
     def recorded(self) -> dict[str, np.ndarray]:
         if not self.observations:

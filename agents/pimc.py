@@ -90,6 +90,15 @@ def action_values(core, masks: np.ndarray, seats: np.ndarray, policy, rng):
     return game, action, values
 
 
+def action_means(game_of_decision, game, action, values, decisions: int) -> np.ndarray:
+    """Mean value of every action of every decision ``(decisions, NUM_ACTIONS)`` from the
+    ``(game, action, value)`` arrays of :func:`action_values`; -inf for an action not played."""
+    key = game_of_decision[game] * NUM_ACTIONS + action
+    sums = np.bincount(key, weights=values, minlength=decisions * NUM_ACTIONS)
+    counts = np.bincount(key, minlength=decisions * NUM_ACTIONS)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf).reshape(decisions, NUM_ACTIONS)
+
+
 def max_n_values(core) -> np.ndarray:
     """Every seat's reward from here to the end of each game of ``core`` ``(B, n)`` when all
     play perfectly on the full deal, each maximising his own reward (max-n; ties go to the
@@ -148,11 +157,12 @@ class _SearchAgent(Agent):
 
     def _choose(self, game_of_decision, game, action, values, fallback, decisions):
         """Best mean action per decision; ``game_of_decision`` maps games to decisions."""
-        key = game_of_decision[game] * NUM_ACTIONS + action
-        sums = np.bincount(key, weights=values, minlength=decisions * NUM_ACTIONS)
-        counts = np.bincount(key, minlength=decisions * NUM_ACTIONS)
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf).reshape(decisions, NUM_ACTIONS)
-        means[np.arange(decisions), fallback] += 1e-6
+        return self._best(action_means(game_of_decision, game, action, values, decisions), fallback)
+
+    @staticmethod
+    def _best(means, fallback):
+        """The best mean of each row of ``means`` (changed in place), ties to ``fallback``."""
+        means[np.arange(len(means)), fallback] += 1e-6
         return means.argmax(axis=1)
 
     def _search_rows(self, observations, masks):

@@ -35,7 +35,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_float, positive_int
+from spoilfive_env.cli import (
+    ArgumentParser,
+    exit_interrupted,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    positive_ints,
+    table_sizes,
+)
 
 from .evaluate import evaluate
 from .pimc import action_means
@@ -146,13 +154,6 @@ def fit_to_search(net, data: dict[str, np.ndarray], tau: float = 0.1, epochs: in
     return history
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ValueError(f"{text!r} is not a comma-separated list of whole numbers") from None
-
-
 def main(argv=None) -> int:
     """The command line: every value checked before the search starts (one line, exit status 2)."""
     parser = ArgumentParser(prog="python -m agents.distill",
@@ -160,9 +161,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="the checkpoint to write (a .pt path)")
     parser.add_argument("--policy", default="ppo", help="the policy the search's rollouts play and the fit starts "
                                                         "from: a shipped name or a checkpoint path (default ppo)")
-    parser.add_argument("--players", default=",".join(map(str, DEFAULT_PLAYERS)),
+    parser.add_argument("--players", type=table_sizes, default=",".join(map(str, DEFAULT_PLAYERS)),
                         help="table sizes, comma-separated (default %(default)s)")
-    parser.add_argument("--deals", default=",".join(map(str, DEFAULT_DEALS)),
+    parser.add_argument("--deals", type=positive_ints, default=",".join(map(str, DEFAULT_DEALS)),
                         help="deals at each table size: one number for all or one per size (default %(default)s)")
     parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED,
                         help="size i of --players plays the deals of seed + i (default %(default)s)")
@@ -174,17 +175,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
-    try:
-        players = _int_list(args.players)
-        deals = _int_list(args.deals)
-    except ValueError as error:
-        parser.error(f"--players/--deals: {error}")
-    if not players or any(not 2 <= n <= 10 for n in players) or len(set(players)) != len(players):
-        parser.error(f"--players {args.players!r}: give distinct table sizes from 2 to 10")
+    players, deals = args.players, args.deals
+    if len(set(players)) != len(players):
+        parser.error(f"--players {','.join(map(str, players))}: give distinct table sizes")
     if len(deals) == 1:
         deals = deals * len(players)
-    if len(deals) != len(players) or any(k < 1 for k in deals):
-        parser.error(f"--deals {args.deals!r}: give one positive number, or one for each of the {len(players)} sizes")
+    if len(deals) != len(players):
+        parser.error(f"--deals {','.join(map(str, deals))}: give one number, or one for each of the "
+                     f"{len(players)} sizes")
     try:
         net, checkpoint = load_checkpoint(resolve_checkpoint(args.policy))
     except CheckpointError as error:

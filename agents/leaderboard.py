@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, table_sizes
 
 from . import load_agent
 from .evaluate import Z95, evaluate
@@ -247,25 +247,12 @@ def plot_ratings(board: dict, path) -> None:
     plt.close(fig)
 
 
-def _sizes(text: str) -> list[int]:
-    import argparse
-
-    try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of table sizes, e.g. 3,4,5") from None
-    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
-    if not sizes or bad:
-        raise argparse.ArgumentTypeError(f"{text!r}: table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}")
-    return sizes
-
-
 def main(argv=None) -> int:
     """The command line; bad input: one line on standard error and exit status 2."""
     parser = ArgumentParser(prog="python -m agents.leaderboard",
                             description="Every agent against tables of every other, at each table size, "
                                         "on duplicate deals with every rotation; a Luce rating per size.")
-    parser.add_argument("--players", type=_sizes, default=[3, 4, 5], help="table sizes, e.g. 3,4,5 (default)")
+    parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes, e.g. 3,4,5 (default)")
     parser.add_argument("--agents", required=True,
                         help="comma-separated agents, at least two: names, name:key=value specs or checkpoint paths")
     parser.add_argument("--deals", type=positive_int, default=2000, help="duplicate deals per table (default 2000)")

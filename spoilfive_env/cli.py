@@ -52,6 +52,30 @@ def table_size(text: str) -> int:
     return value
 
 
+def table_sizes(text: str) -> list[int]:
+    """argparse ``type``: comma-separated table sizes, e.g. ``3,4,5``, each 2 to 10."""
+    sizes = _int_list(text, "table sizes, e.g. 3,4,5")
+    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    if not sizes or bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}")
+    return sizes
+
+
+def positive_ints(text: str) -> list[int]:
+    """argparse ``type``: comma-separated whole numbers, each at least 1, e.g. ``2000,800``."""
+    values = _int_list(text, "whole numbers, e.g. 2000,800")
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers of at least 1")
+    return values
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {what}") from None
+
+
 def positive_float(text: str) -> float:
     """argparse ``type``: a finite number above 0."""
     try:

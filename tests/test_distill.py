@@ -84,10 +84,11 @@ def test_the_command_writes_a_loadable_policy_and_reuses_its_targets(tmp_path, m
 
 @pytest.mark.parametrize("argv, message", [
     (["--out", "x"], "ending in .pt"),
-    (["--out", "x.pt", "--players", "1,3"], "from 2 to 10"),
+    (["--out", "x.pt", "--players", "1,3"], "table sizes must be 2-10"),
     (["--out", "x.pt", "--players", "3,3"], "distinct"),
     (["--out", "x.pt", "--players", "3,4", "--deals", "1,2,3"], "one for each of the 2 sizes"),
-    (["--out", "x.pt", "--players", "three"], "comma-separated list of whole numbers"),
+    (["--out", "x.pt", "--players", "three"], "comma-separated list of table sizes"),
+    (["--out", "x.pt", "--players", "3", "--deals", "0"], "whole numbers of at least 1"),
     (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
     (["--out", "x.pt", "--tau", "0"], "--tau"),
 ])

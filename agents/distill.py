@@ -55,6 +55,8 @@ DEFAULT_DEALS = (2000, 3000, 1500, 800, 2000)
 """Deals per table size: about 100,000 searched decisions at each of 3 to 6 players, 31,000 at 2."""
 DEFAULT_SEED = 1000
 """Seeds 1000 on: away from the evaluation seeds (0-2) and the tuning seeds (100-103)."""
+TARGET_ARRAYS = ("observations", "masks", "values")
+"""The arrays of the search targets, as :meth:`SearchRecorder.recorded` gives and ``--data`` keeps them."""
 ILLEGAL = -1e9
 """The search value and logit given to an illegal action (its target weight is then 0)."""
 
@@ -196,7 +198,7 @@ def main(argv=None) -> int:
             path = _targets_path(data_dir, num_players, num_deals, seed, args.policy, args.samples)
             if path.is_file():
                 with np.load(path) as saved:
-                    part = {key: saved[key] for key in ("observations", "masks", "values")}
+                    part = {key: saved[key] for key in TARGET_ARRAYS}
                 print(f"{num_players} players: {len(part['observations']):,} decisions read from {path}")
             else:
                 started = time.perf_counter()
@@ -209,7 +211,7 @@ def main(argv=None) -> int:
                       f"{time.perf_counter() - started:.0f} s, saved to {path}", flush=True)
             parts.append((num_players, part))
         parts.sort(key=lambda item: item[0])  # the fit sees the sizes in order, whatever --players' order
-        data = {key: np.concatenate([part[key] for _, part in parts]) for key in ("observations", "masks", "values")}
+        data = {key: np.concatenate([part[key] for _, part in parts]) for key in TARGET_ARRAYS}
         history = fit_to_search(net, data, tau=args.tau, epochs=args.epochs, lr=args.lr)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: distillation stopped; the search targets saved so far are in " + str(data_dir))

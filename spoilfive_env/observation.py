@@ -50,6 +50,7 @@ turn-up left on the table, not the turn-up held by another robber).
 
 from __future__ import annotations
 
+import os
 from functools import cache, lru_cache
 
 import numpy as np
@@ -105,32 +106,29 @@ _START = {name: s.start for name, s in SLICES.items()}
 
 _SEAT_BLOCKS = ("to_act", "leader", "dealer", "robber", "declined", "jinker")
 _VALUE_BLOCKS = ("own_discard", "turnup", "led_card", "trump", "phase", "trick_number")
-_SCATTER_LAYOUTS: dict = {}
 
 
-def _scatter_layout(core) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
-    """The rows of the one scatter at this table, cached by (table size, partnerships, mode).
+@cache
+def _scatter_layout(n: int, partnerships: bool, game_mode: bool) -> tuple[np.ndarray, np.ndarray, int, np.ndarray,
+                                                                           np.ndarray]:
+    """The rows of the one scatter at a table of ``n`` (with partnerships, in game mode).
 
     Returns the start column of each row's block (0 for the constant rows, which hold their
     column), a sink column, ``arange(n)`` and a table for ``% n``. The sink is the ``table_size`` column of another
     table size: always 0 at this table, so an absent value (seat or card -1) writes its 0 there.
     """
-    n, partnerships, game_mode = core.num_players, core.rules.partnerships, core.mode == "game"
-    key = (n, partnerships, game_mode)
-    if key not in _SCATTER_LAYOUTS:
-        constant = [_START["table_size"] + n - MIN_PLAYERS, *range(_START["seat_present"], _START["seat_present"] + n)]
-        if partnerships:  # teams alternate, so relative seat k is a teammate when k is even
-            constant += range(_START["teammates"], _START["teammates"] + n, 2)
-        if game_mode:
-            constant.append(_START["hand_place"] + 2)
-        starts = [*(_START[name] for name in _SEAT_BLOCKS), *[_START["trick_seats"]] * n,
-                  *(_START[name] for name in _VALUE_BLOCKS), *[_START["trick_cards"]] * n, *[0] * len(constant)]
-        sink = _START["table_size"] + (1 if n == MIN_PLAYERS else 0)
-        # seat_mod.take(k) is k % n for k in -2n .. 2n-1: a gather costs a fraction of an int16 modulo.
-        seat_mod = (np.arange(2 * n) % n).astype(np.int16)
-        _SCATTER_LAYOUTS[key] = (np.array(starts, np.int16)[:, None], np.array(constant, np.int16)[:, None], sink,
-                                 np.arange(n, dtype=np.int16), seat_mod)
-    return _SCATTER_LAYOUTS[key]
+    constant = [_START["table_size"] + n - MIN_PLAYERS, *range(_START["seat_present"], _START["seat_present"] + n)]
+    if partnerships:  # teams alternate, so relative seat k is a teammate when k is even
+        constant += range(_START["teammates"], _START["teammates"] + n, 2)
+    if game_mode:
+        constant.append(_START["hand_place"] + 2)
+    starts = [*(_START[name] for name in _SEAT_BLOCKS), *[_START["trick_seats"]] * n,
+              *(_START[name] for name in _VALUE_BLOCKS), *[_START["trick_cards"]] * n, *[0] * len(constant)]
+    sink = _START["table_size"] + (1 if n == MIN_PLAYERS else 0)
+    # seat_mod.take(k) is k % n for k in -2n .. 2n-1: a gather costs a fraction of an int16 modulo.
+    seat_mod = (np.arange(2 * n) % n).astype(np.int16)
+    return (np.array(starts, np.int16)[:, None], np.array(constant, np.int16)[:, None], sink,
+            np.arange(n, dtype=np.int16), seat_mod)
 
 
 @cache
@@ -162,8 +160,6 @@ def observation_backend() -> str:
 
 def _chosen_backend() -> tuple:
     if not _backend:
-        import os
-
         choice = os.environ.get("SPOILFIVE_OBSERVATION", "auto").strip().lower() or "auto"
         if choice not in OBSERVATION_BACKENDS:
             raise ValueError(f"SPOILFIVE_OBSERVATION={choice!r} is not allowed: choose one of "
@@ -199,7 +195,7 @@ def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
     into a sink column that is 0 at this table anyway.
     """
     B, n = core.batch_size, core.num_players
-    starts, constant, sink, seat_range, seat_mod = _scatter_layout(core)
+    starts, constant, sink, seat_range, seat_mod = _scatter_layout(n, core.rules.partnerships, core.mode == "game")
     rows = core._all
     obs = np.zeros((B, OBS_DIM), np.float32)
     seats16 = seats.astype(np.int16)

@@ -68,7 +68,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     import torch
     from torch import nn
 
-    from agents import POLICY_SEARCH, REGISTRY
+    from agents import built_in_names
     from agents.policy import (
         CHECKPOINT_DIR,
         CRITICS,
@@ -318,7 +318,7 @@ def check_args(args: Args) -> None:
         if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: a name of letters, digits, '_', '-' "
                              "and '.', without .pt (it becomes agents/checkpoints/NAME.pt)")
-        taken = [*REGISTRY, *POLICY_SEARCH, "best"]
+        taken = built_in_names()
         if args.ship_as in taken:
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
                              f"({', '.join(taken)}), which load_agent would pick first")

@@ -52,6 +52,11 @@ leaderboard and strength tables): ``pimc_ppo`` with 96 sampled deals a decision 
 about 40 ms of one core a decision at 4 and 5 players."""
 
 
+def built_in_names() -> list[str]:
+    """Names ``load_agent`` resolves before any checkpoint: the registry, the policy searches, ``best``."""
+    return [*REGISTRY, *POLICY_SEARCH, "best"]
+
+
 def shipped_checkpoints() -> list[str]:
     """Names of the checkpoints shipped in ``agents/checkpoints`` (``"ppo"`` for ``ppo.pt``)."""
     if not CHECKPOINT_DIR.is_dir():
@@ -101,7 +106,7 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     spec = os.fspath(name_or_path).strip()
     name, *option_texts = spec.split(":")
     # A registered name with options may end in ".pt" itself ("pimc_ppo:policy=runs/x/agent.pt").
-    if name not in (*REGISTRY, *POLICY_SEARCH, "best") and (spec.endswith(".pt") or os.path.isfile(spec)):
+    if name not in built_in_names() and (spec.endswith(".pt") or os.path.isfile(spec)):
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed)
@@ -130,11 +135,11 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
         return _load_checkpoint(str(checkpoint), seed)
     shipped = shipped_checkpoints()
     raise ValueError(
-        f"unknown agent {spec!r}: choose one of {', '.join([*REGISTRY, *POLICY_SEARCH, 'best'])}"
+        f"unknown agent {spec!r}: choose one of {', '.join(built_in_names())}"
         + (f", a shipped checkpoint ({', '.join(shipped)})" if shipped else "")
         + ", or a checkpoint path ending in .pt"
     )
 
 
 __all__ = ["BEST", "POLICY_SEARCH", "Agent", "GreedyAgent", "OracleAgent", "PIMCAgent", "REGISTRY", "RandomAgent",
-           "SpoilerAgent", "load_agent", "shipped_checkpoints"]
+           "SpoilerAgent", "built_in_names", "load_agent", "shipped_checkpoints"]

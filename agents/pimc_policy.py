@@ -11,9 +11,12 @@ where the searcher is to act. Ties, and the decisions with one legal action, go 
 policy's own choice. With ``prior > 0`` each action's value also gains ``prior`` times the
 policy's log-probability of it (the policy's opinion, where the samples disagree little).
 With ``win_weight > 0`` a value in which the searcher wins the pool (a positive equity)
-counts ``1 + win_weight`` times; a spoiled hand (0) or another seat's win (negative) stays as
-it is. The equity reward values stopping another player's win as much as a share of one's
-own; pool share counts only one's own wins, and this weight tilts the search toward them.
+counts ``1 + win_weight`` times; with ``loss_weight > 0`` one in which another seat wins it
+(negative) counts ``1 + loss_weight`` times; a spoiled hand (0) stays as it is. The equity
+reward weighs one's own win against another's as pool share does near a fair share
+((n - 1) : 1); ``win_weight`` tilts the search toward its own wins, ``loss_weight`` toward
+stopping the others' (the knob of the cooperative-spoiling study: how much a player cares
+that somebody else takes the pool).
 
 Measured (README, "Agents"): the policy playing the *other* seats too (``others=policy``)
 was weaker against spoiler tables than the policy alone; ``spoiler`` as the model of the
@@ -26,7 +29,8 @@ most this many tricks left, each action's value in a sampled deal is its max-n v
 the whole game tree, every player playing perfectly for himself on that deal, instead of a
 rollout; 0: never), ``search_from_trick`` (decisions of earlier tricks are the policy's
 alone; 1: search every trick), ``win_weight`` (extra weight of the searcher's own wins in
-the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``max_rows``
+the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``loss_weight`` (the
+same for the others' wins), ``max_rows``
 (rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
@@ -58,6 +62,14 @@ OTHERS = ("policy", "spoiler", "greedy")
 """Who plays the other seats of the rollouts: the policy itself, or a rule-based model."""
 
 
+def _outcome_weight(name: str, value) -> float:
+    """A checked ``win_weight`` or ``loss_weight``: a finite number of at least 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not 0 <= value < np.inf:
+        raise ValueError(f"{name}={value!r} is not allowed: it must be a finite number of at least 0")
+    return float(value)
+
+
 class PolicyPIMCAgent(PIMCAgent):
     """Determinised search with a trained policy playing the rollouts (module docstring).
 
@@ -73,6 +85,8 @@ class PolicyPIMCAgent(PIMCAgent):
         search_from_trick: the first trick whose decisions are searched (1 to :data:`TRICKS`).
         win_weight: a sampled value where the searcher wins (positive) counts
             ``1 + win_weight`` times; 0 (default) keeps the plain equity.
+        loss_weight: a sampled value where another seat wins (negative) counts
+            ``1 + loss_weight`` times; 0 (default) keeps the plain equity.
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """
@@ -81,8 +95,8 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
-                 search_from_trick: int = 1, win_weight: float = 0.0, max_rows: int = 32768,
-                 rules=None):
+                 search_from_trick: int = 1, win_weight: float = 0.0, loss_weight: float = 0.0,
+                 max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
         if others not in OTHERS:
             raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}")
@@ -101,10 +115,8 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
                              f"integer from 1 to {TRICKS}")
         self.search_from_trick = int(search_from_trick)
-        if isinstance(win_weight, bool) or not isinstance(win_weight, (int, float, np.integer, np.floating)) \
-                or not 0 <= win_weight < np.inf:
-            raise ValueError(f"win_weight={win_weight!r} is not allowed: it must be a finite number of at least 0")
-        self.win_weight = float(win_weight)
+        self.win_weight = _outcome_weight("win_weight", win_weight)
+        self.loss_weight = _outcome_weight("loss_weight", loss_weight)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
         self._policy = self._policy_actions
 
@@ -147,10 +159,10 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def _tilted(self, values: np.ndarray) -> np.ndarray:
         """The search's objective: the searcher's own wins (positive equity) count
-        ``1 + win_weight`` times, spoiled hands and others' wins as they are."""
-        if not self.win_weight:
+        ``1 + win_weight`` times, the others' (negative) ``1 + loss_weight`` times, spoils (0) nothing."""
+        if not (self.win_weight or self.loss_weight):
             return values
-        return np.where(values > 0, (1 + self.win_weight) * values, values)
+        return values * np.where(values > 0, 1 + self.win_weight, 1 + self.loss_weight)
 
     def _rollout_values(self, games, masks):
         return action_values(games, masks, np.zeros(games.batch_size, np.int64), self._policy, self.rng)

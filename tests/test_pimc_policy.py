@@ -157,8 +157,9 @@ def values_seen_by_choose(agent, observations, masks, monkeypatch):
     return np.concatenate(seen), actions
 
 
+@pytest.mark.parametrize("weighted", ["win_weight", "loss_weight"])
 @pytest.mark.parametrize("exact_tricks, tricks_left", [(0, 5), (2, 2)])
-def test_win_weight_scales_only_the_searchers_wins(exact_tricks, tricks_left, monkeypatch):
+def test_outcome_weights_scale_only_their_outcome(exact_tricks, tricks_left, weighted, monkeypatch):
     if tricks_left == 5:
         core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=7)
     else:
@@ -166,12 +167,13 @@ def test_win_weight_scales_only_the_searchers_wins(exact_tricks, tricks_left, mo
     observations, masks = core.observe(), core.legal_mask()
     runs = {}
     for weight in (0, 1.5):
-        agent = load_agent(f"pimc_ppo:samples=6:exact_tricks={exact_tricks}:win_weight={weight}", seed=4)
+        agent = load_agent(f"pimc_ppo:samples=6:exact_tricks={exact_tricks}:{weighted}={weight}", seed=4)
         agent.bind(core.rules)
         runs[weight] = values_seen_by_choose(agent, observations, masks, monkeypatch)
     plain, tilted = runs[0][0], runs[1.5][0]
     assert (plain > 0).any() and (plain < 0).any()  # wins and losses both met
-    np.testing.assert_allclose(tilted, np.where(plain > 0, 2.5 * plain, plain))
+    scaled = plain > 0 if weighted == "win_weight" else plain < 0
+    np.testing.assert_allclose(tilted, np.where(scaled, 2.5 * plain, plain))
 
 
 def test_win_weight_prefers_the_line_where_the_searcher_wins():
@@ -191,20 +193,39 @@ def test_win_weight_prefers_the_line_where_the_searcher_wins():
     assert chosen == {0: 9, 0.5: 3}
 
 
-def test_win_weight_zero_is_the_default_and_parses():
+def test_loss_weight_prefers_the_line_that_stops_the_others():
+    # One decision, four samples: action 3 wins one pool of 4 chips and loses three (mean 0),
+    # action 9 spoils every hand (mean 0); action 3 is the fallback, so it wins the tie.
+    pool, players = 4.0, 4
+    win, loss = pool * (players - 1) / players, -pool / players
+    repeat = np.zeros(8, np.int64)
+    game = np.arange(8)
+    action = np.repeat([3, 9], 4)
+    values = np.array([win, loss, loss, loss, 0, 0, 0, 0])
+    fallback = np.array([3])
+    chosen = {}
+    for weight in (0, 0.5):
+        agent = PolicyPIMCAgent(loss_weight=weight)
+        chosen[weight] = agent._choose(repeat, game, action, agent._tilted(values), fallback, 1)[0]
+    assert chosen == {0: 3, 0.5: 9}
+
+
+@pytest.mark.parametrize("weighted", ["win_weight", "loss_weight"])
+def test_outcome_weights_zero_are_the_default_and_parse(weighted):
     core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=7)
     observations, masks = core.observe(), core.legal_mask()
     actions = []
-    for spec in ("pimc_ppo:samples=8", "pimc_ppo:samples=8:win_weight=0"):
+    for spec in ("pimc_ppo:samples=8", f"pimc_ppo:samples=8:{weighted}=0"):
         agent = load_agent(spec, seed=3)
         agent.bind(core.rules)
         actions.append(agent.act_batch(observations, masks))
     np.testing.assert_array_equal(actions[1], actions[0])
-    assert load_agent("pimc_ppo:win_weight=1").win_weight == 1.0
-    assert load_agent("best:win_weight=0.5").win_weight == 0.5
+    assert getattr(load_agent(f"pimc_ppo:{weighted}=1"), weighted) == 1.0
+    assert getattr(load_agent(f"best:{weighted}=0.5"), weighted) == 0.5
 
 
+@pytest.mark.parametrize("weighted", ["win_weight", "loss_weight"])
 @pytest.mark.parametrize("bad", [-1, True, "x", float("nan"), float("inf")])
-def test_bad_win_weight_says_what_is_allowed(bad):
-    with pytest.raises(ValueError, match=f"win_weight={bad!r} is not allowed: it must be a finite number"):
-        PolicyPIMCAgent(win_weight=bad)
+def test_bad_outcome_weight_says_what_is_allowed(bad, weighted):
+    with pytest.raises(ValueError, match=f"{weighted}={bad!r} is not allowed: it must be a finite number"):
+        PolicyPIMCAgent(**{weighted: bad})

@@ -48,7 +48,8 @@ def test_best_is_the_named_strongest_agent():
     name, *options = BEST.split(":")
     assert best.name == name == load_agent(BEST).name
     assert isinstance(best, PolicyPIMCAgent) and best.policy.name == agents.POLICY_SEARCH[name]
-    assert best.samples == int(dict(option.split("=") for option in options).get("samples", best.samples))
+    for key, value in (option.split("=") for option in options):  # each of best's options is applied
+        assert getattr(best, key) == type(getattr(best, key))(value), key
     assert load_agent("best:samples=4").samples == 4  # the caller's options come after best's own
 
 

@@ -177,38 +177,24 @@ def test_outcome_weights_scale_only_their_outcome(exact_tricks, tricks_left, wei
     np.testing.assert_allclose(tilted, np.where(scaled, 2.5 * plain, plain))
 
 
-def test_win_weight_prefers_the_line_where_the_searcher_wins():
+@pytest.mark.parametrize("weighted, fallback, tilted_choice", [
+    ("win_weight", 9, 3),   # the weight takes the line where the searcher wins
+    ("loss_weight", 3, 9),  # the weight takes the line that stops the others
+])
+def test_outcome_weights_break_a_tie_toward_their_outcome(weighted, fallback, tilted_choice):
     # One decision, four samples: action 3 wins one pool of 4 chips and loses three (mean 0),
-    # action 9 spoils every hand (mean 0, and the fallback wins the tie).
+    # action 9 spoils every hand (mean 0); with no weight the fallback wins the tie.
     pool, players = 4.0, 4
     win, loss = pool * (players - 1) / players, -pool / players
     repeat = np.zeros(8, np.int64)
     game = np.arange(8)
     action = np.repeat([3, 9], 4)
     values = np.array([win, loss, loss, loss, 0, 0, 0, 0])
-    fallback = np.array([9])
     chosen = {}
     for weight in (0, 0.5):
-        agent = PolicyPIMCAgent(win_weight=weight)
-        chosen[weight] = agent._choose(repeat, game, action, agent._tilted(values), fallback, 1)[0]
-    assert chosen == {0: 9, 0.5: 3}
-
-
-def test_loss_weight_prefers_the_line_that_stops_the_others():
-    # One decision, four samples: action 3 wins one pool of 4 chips and loses three (mean 0),
-    # action 9 spoils every hand (mean 0); action 3 is the fallback, so it wins the tie.
-    pool, players = 4.0, 4
-    win, loss = pool * (players - 1) / players, -pool / players
-    repeat = np.zeros(8, np.int64)
-    game = np.arange(8)
-    action = np.repeat([3, 9], 4)
-    values = np.array([win, loss, loss, loss, 0, 0, 0, 0])
-    fallback = np.array([3])
-    chosen = {}
-    for weight in (0, 0.5):
-        agent = PolicyPIMCAgent(loss_weight=weight)
-        chosen[weight] = agent._choose(repeat, game, action, agent._tilted(values), fallback, 1)[0]
-    assert chosen == {0: 3, 0.5: 9}
+        agent = PolicyPIMCAgent(**{weighted: weight})
+        chosen[weight] = agent._choose(repeat, game, action, agent._tilted(values), np.array([fallback]), 1)[0]
+    assert chosen == {0: fallback, 0.5: tilted_choice}
 
 
 @pytest.mark.parametrize("weighted", ["win_weight", "loss_weight"])

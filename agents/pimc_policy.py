@@ -52,7 +52,7 @@ from .policy import MaskedCategorical, PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
 """Deals per decision of ``pimc_ppo``. ``best`` takes 96 (README, "The strongest agent": a little
-stronger against pimc tables at every size, about twice the time); 256 was no stronger than 96."""
+stronger against pimc tables at every size on seeds 0-2, about twice the time); 256 was no stronger than 96."""
 MAX_EXACT_TRICKS = 3
 """The most tricks left at which ``exact_tricks`` may replace the rollouts by the full game tree
 (three tricks at five players is already hundreds of thousands of lines a decision)."""

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spoilfive_env.actions import CLAIM, JINK
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
@@ -96,12 +97,19 @@ class PolicyPIMCAgent(PIMCAgent):
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
                  search_from_trick: int = 1, win_weight: float = 0.0, loss_weight: float = 0.0,
-                 max_rows: int = 32768, rules=None):
+                 jink_confidence: float = 0.0, max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
-        if others not in OTHERS:
-            raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}")
         self.policy = policy if isinstance(policy, PolicyAgent) else load_policy_agent(policy)
         self.others = others
+        self._others_net = None  # a network that plays the other seats
+        if isinstance(others, PolicyAgent):
+            self._others_net, self.others = others, others.name
+        elif others not in OTHERS:
+            try:
+                self._others_net = load_policy_agent(others)
+            except (ValueError, OSError) as error:
+                raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}, or "
+                                 f"a policy checkpoint (a shipped name or a path) that plays them ({error})") from None
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior >= 0:
             raise ValueError(f"prior={prior!r} is not allowed: it must be a number of at least 0")
         self.prior = float(prior)
@@ -117,6 +125,11 @@ class PolicyPIMCAgent(PIMCAgent):
         self.search_from_trick = int(search_from_trick)
         self.win_weight = _outcome_weight("win_weight", win_weight)
         self.loss_weight = _outcome_weight("loss_weight", loss_weight)
+        if isinstance(jink_confidence, bool) or not isinstance(jink_confidence, (int, float, np.integer, np.floating)) \
+                or not 0 <= jink_confidence <= 1:
+            raise ValueError(f"jink_confidence={jink_confidence!r} is not allowed: it must be a number "
+                             "from 0 to 1 (the least share of sampled deals in which a jink must succeed)")
+        self.jink_confidence = float(jink_confidence)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
         self._policy = self._policy_actions
 
@@ -125,10 +138,17 @@ class PolicyPIMCAgent(PIMCAgent):
         (with ``others`` a rule-based agent, only the searching seat 0 uses the policy)."""
         if self.others == "policy":
             return self.policy.act_batch(core.observe(), masks)
-        actions = rule_actions(view_from_core(core), masks, spoil=self.others == "spoiler")
-        mine = np.flatnonzero(core.current == 0)
-        if len(mine):
-            actions[mine] = self.policy.act_batch(core.observe()[mine], masks[mine])
+        mine = core.current == 0
+        if self._others_net is None:
+            actions = rule_actions(view_from_core(core), masks, spoil=self.others == "spoiler")
+            observations = core.observe() if mine.any() else None
+        else:
+            observations = core.observe()
+            actions = np.empty(len(masks), np.int64)
+            if not mine.all():
+                actions[~mine] = self._others_net.act_batch(observations[~mine], masks[~mine])
+        if mine.any():
+            actions[mine] = self.policy.act_batch(observations[mine], masks[mine])
         return actions
 
     def _search_rows(self, observations, masks):
@@ -152,10 +172,18 @@ class PolicyPIMCAgent(PIMCAgent):
                 game, action, values = solve(games.subset(rows), masks[repeat][rows])
                 parts.append((rows[game], action, values))
         game, action, values = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+        succeeded = (action == JINK) & (values > 0)  # a failed jink spoils the hand: 0
         values = self._tilted(values)
         if self.prior:  # each sample's value, plus prior * log pi(action): the policy's opinion
             values = values + self.prior * self._log_probs(observations, masks)[repeat[game], action]
-        return self._choose(repeat, game, action, values, fallback, D)
+        chosen = self._choose(repeat, game, action, values, fallback, D)
+        if self.jink_confidence:
+            jinks = action == JINK
+            tried = np.bincount(repeat[game][jinks], minlength=D)
+            won = np.bincount(repeat[game][jinks], weights=succeeded[jinks], minlength=D)
+            doubtful = (chosen == JINK) & (won < self.jink_confidence * tried)
+            chosen[doubtful] = CLAIM
+        return chosen
 
     def _tilted(self, values: np.ndarray) -> np.ndarray:
         """The search's objective: the searcher's own wins (positive equity) count

@@ -10,7 +10,8 @@ pytest.importorskip("torch")
 import agents  # noqa: E402
 from agents import BEST, load_agent  # noqa: E402
 from agents.pimc_policy import PolicyPIMCAgent  # noqa: E402
-from spoilfive_env.core import PHASE_PLAY, SpoilFiveCore  # noqa: E402
+from spoilfive_env.actions import CLAIM, JINK  # noqa: E402
+from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, SpoilFiveCore  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def play_hands(agent, num_players, games=8, seed=0):
     return seen
 
 
-@pytest.mark.parametrize("num_players, others", [(2, "policy"), (4, "spoiler"), (7, "greedy")])
+@pytest.mark.parametrize("num_players, others", [(2, "policy"), (4, "spoiler"), (7, "greedy"), (3, "ppo-20min")])
 def test_only_legal_actions(num_players, others):
     agent = load_agent(f"pimc_ppo:samples=2:others={others}", seed=1)
     for masks, actions in play_hands(agent, num_players):
@@ -53,6 +54,19 @@ def test_best_is_the_named_strongest_agent():
     assert load_agent("best:samples=4").samples == 4  # the caller's options come after best's own
 
 
+def test_a_checkpoint_as_others_plays_every_seat_but_the_searchers():
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=9)
+    core.step(np.argmax(core.legal_mask(), axis=1))  # the seat to act now differs between games
+    agent = load_agent("pimc_ppo:others=ppo-20min")
+    assert agent.others == "ppo-20min" and agent.rollout == "ppo+ppo-20min"
+    masks, observations, searcher = core.legal_mask(), core.observe(), core.current == 0
+    assert searcher.any() and not searcher.all()
+    others, own = load_agent("ppo-20min"), load_agent("ppo")
+    expected = np.where(searcher, own.act_batch(observations, masks), others.act_batch(observations, masks))
+    assert (own.act_batch(observations, masks) != others.act_batch(observations, masks))[~searcher].any()
+    np.testing.assert_array_equal(agent._policy_actions(core, masks, agent.rng), expected)
+
+
 def test_a_checkpoint_path_as_the_policy_option(tmp_path):
     # The spec ends in ".pt" but names a search agent: the path is its policy, not the agent.
     path = tmp_path / "policy.pt"
@@ -64,7 +78,8 @@ def test_a_checkpoint_path_as_the_policy_option(tmp_path):
 
 
 def test_bad_options_say_what_is_allowed():
-    with pytest.raises(ValueError, match="others='x' is not allowed"):
+    with pytest.raises(ValueError, match="others='x' is not allowed: choose one of policy, spoiler, greedy, "
+                                         "or a policy checkpoint .*no checkpoint file"):
         load_agent("pimc_ppo:others=x")
     with pytest.raises(ValueError, match="prior=-1"):
         load_agent("pimc_ppo:prior=-1")
@@ -216,3 +231,41 @@ def test_outcome_weights_zero_are_the_default_and_parse(weighted):
 def test_bad_outcome_weight_says_what_is_allowed(bad, weighted):
     with pytest.raises(ValueError, match=f"{weighted}={bad!r} is not allowed: it must be a finite number"):
         PolicyPIMCAgent(**{weighted: bad})
+
+
+def jink_choices(num_players=2, games=256, seed=11):
+    """Observations and masks of the jink choices met when ``spoiler`` plays ``games`` hands."""
+    from agents.baselines import rule_actions, view_from_core
+
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=seed)
+    core.mode, core.reward_mode = "hand", "equity"
+    seen = []
+    while not core.done.all():
+        at_choice = np.flatnonzero(~core.done & (core.phase == PHASE_JINK))
+        observations, masks = core.observe(), core.legal_mask()
+        seen.append((observations[at_choice], masks[at_choice]))
+        core.step(rule_actions(view_from_core(core), masks, spoil=True), where=~core.done)
+    return core.rules, np.concatenate([o for o, _ in seen]), np.concatenate([m for _, m in seen])
+
+
+def test_jink_confidence_claims_the_jinks_too_few_samples_win(monkeypatch):
+    rules, observations, masks = jink_choices()
+    assert len(observations) >= 10 and masks[:, JINK].all() and masks[:, CLAIM].all()
+    runs = {}
+    for confidence in (0, 0.8):
+        agent = load_agent(f"pimc_ppo:samples=10:jink_confidence={confidence}", seed=2)
+        agent.bind(rules)
+        runs[confidence] = values_seen_by_choose(agent, observations, masks, monkeypatch)
+    values, bold = runs[0]
+    np.testing.assert_array_equal(runs[0.8][0], values)  # the same samples: only the choice differs
+    # Values in (decision, sample, action) order; the two legal actions are CLAIM then JINK.
+    jink_wins = (values.reshape(len(observations), 10, 2)[:, :, 1] > 0).mean(axis=1)
+    expected = np.where((bold == JINK) & (jink_wins < 0.8), CLAIM, bold)
+    np.testing.assert_array_equal(runs[0.8][1], expected)
+    assert ((bold == JINK) & (expected == CLAIM)).any() and (expected == JINK).any()  # both cases met
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, True, "x", float("nan")])
+def test_bad_jink_confidence_says_what_is_allowed(bad):
+    with pytest.raises(ValueError, match=f"jink_confidence={bad!r} is not allowed: it must be a number from 0 to 1"):
+        PolicyPIMCAgent(jink_confidence=bad)

@@ -46,7 +46,7 @@ from spoilfive_env.cli import (
 )
 
 from .evaluate import evaluate
-from .pimc import action_means
+from .pimc import PIMC_SAMPLES, PIMCAgent, action_means
 from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
 from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
 
@@ -61,8 +61,8 @@ ILLEGAL = -1e9
 """The search value and logit given to an illegal action (its target weight is then 0)."""
 
 
-class SearchRecorder(PolicyPIMCAgent):
-    """``pimc_ppo`` that keeps every searched decision: observation, mask, mean value per action."""
+class _Recording:
+    """A search agent that keeps every searched decision: observation, mask, mean value per action."""
 
     def __init__(self, *args, progress=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -91,19 +91,36 @@ class SearchRecorder(PolicyPIMCAgent):
                 "values": np.concatenate(self.values)}
 
 
+class SearchRecorder(_Recording, PolicyPIMCAgent):
+    """``pimc_ppo`` that keeps every searched decision: observation, mask, mean value per action."""
+
+
+class PIMCRecorder(_Recording, PIMCAgent):
+    """``pimc`` that keeps every searched decision (``--expert pimc``: a network that plays like it)."""
+
+
+EXPERTS = {"pimc_ppo": (SearchRecorder, DEFAULT_SAMPLES), "pimc": (PIMCRecorder, PIMC_SAMPLES)}
+"""The searches a network can be fitted to: recorder and default samples a decision."""
+
+
 def search_targets(num_players: int, deals: int, seed: int, policy="ppo",
-                   samples: int = DEFAULT_SAMPLES, progress: bool = False) -> dict[str, np.ndarray]:
-    """Every searched decision of ``pimc_ppo`` tables on ``deals`` deals of ``seed`` (module docstring);
-    ``progress``: a bar counting the decisions searched (their number is known only at the end)."""
+                   samples: int = DEFAULT_SAMPLES, progress: bool = False,
+                   expert: str = "pimc_ppo") -> dict[str, np.ndarray]:
+    """Every searched decision of tables of ``expert`` on ``deals`` deals of ``seed`` (module docstring;
+    ``policy`` plays ``pimc_ppo``'s rollouts); ``progress``: a bar counting the decisions searched
+    (their number is known only at the end)."""
+    recorder_class, _ = EXPERTS[expert]
+    options = {"policy": policy} if expert == "pimc_ppo" else {}
     with tqdm(desc=f"{num_players} players: search", unit="decision", disable=not progress, leave=False) as bar:
-        recorder = SearchRecorder(samples=samples, policy=policy, progress=bar)
+        recorder = recorder_class(samples=samples, progress=bar, **options)
         evaluate([recorder], num_players=num_players, deals=deals, seed=seed)
     return recorder.recorded()
 
 
-def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, policy: str, samples: int) -> Path:
-    policy_name = Path(str(policy)).stem
-    return data_dir / f"targets_{policy_name}_{num_players}p_{deals}deals_seed{seed}_{samples}samples.npz"
+def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, policy: str, samples: int,
+                  expert: str = "pimc_ppo") -> Path:
+    searcher = Path(str(policy)).stem if expert == "pimc_ppo" else expert  # pimc plays no policy
+    return data_dir / f"targets_{searcher}_{num_players}p_{deals}deals_seed{seed}_{samples}samples.npz"
 
 
 def held_out_regret(net, observations, masks, values) -> tuple[float, float]:
@@ -159,17 +176,23 @@ def fit_to_search(net, data: dict[str, np.ndarray], tau: float = 0.1, epochs: in
 def main(argv=None) -> int:
     """The command line: every value checked before the search starts (one line, exit status 2)."""
     parser = ArgumentParser(prog="python -m agents.distill",
-                            description="Fit a policy network to pimc_ppo's search values (expert iteration).")
+                            description="Fit a policy network to a search's values: pimc_ppo's (expert "
+                                        "iteration) or pimc's (a network that plays like pimc).")
     parser.add_argument("--out", required=True, help="the checkpoint to write (a .pt path)")
-    parser.add_argument("--policy", default="ppo", help="the policy the search's rollouts play and the fit starts "
-                                                        "from: a shipped name or a checkpoint path (default ppo)")
+    parser.add_argument("--expert", choices=sorted(EXPERTS), default="pimc_ppo",
+                        help="the search fitted to, at tables of itself (default %(default)s)")
+    parser.add_argument("--policy", default="ppo", help="the policy the fit starts from, which also plays "
+                                                        "pimc_ppo's rollouts: a shipped name or a checkpoint path "
+                                                        "(default ppo)")
     parser.add_argument("--players", type=table_sizes, default=",".join(map(str, DEFAULT_PLAYERS)),
                         help="table sizes, comma-separated (default %(default)s)")
     parser.add_argument("--deals", type=positive_ints, default=",".join(map(str, DEFAULT_DEALS)),
                         help="deals at each table size: one number for all or one per size (default %(default)s)")
     parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED,
                         help="size i of --players plays the deals of seed + i (default %(default)s)")
-    parser.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, help="deals sampled per decision")
+    parser.add_argument("--samples", type=positive_int, default=None,
+                        help=f"deals sampled per decision (default: the expert's own, {DEFAULT_SAMPLES} for "
+                             f"pimc_ppo and {PIMC_SAMPLES} for pimc)")
     parser.add_argument("--data", default="runs/distill", help="where the search targets are kept and reused")
     parser.add_argument("--tau", type=positive_float, default=0.1, help="temperature of the targets, chips")
     parser.add_argument("--epochs", type=positive_int, default=10, help="passes over the decisions")
@@ -178,6 +201,7 @@ def main(argv=None) -> int:
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
     players, deals = args.players, args.deals
+    samples = args.samples or EXPERTS[args.expert][1]
     if len(set(players)) != len(players):
         parser.error(f"--players {','.join(map(str, players))}: give distinct table sizes")
     if len(deals) == 1:
@@ -195,7 +219,7 @@ def main(argv=None) -> int:
     try:
         for index, (num_players, num_deals) in enumerate(zip(players, deals, strict=True)):
             seed = args.seed + index
-            path = _targets_path(data_dir, num_players, num_deals, seed, args.policy, args.samples)
+            path = _targets_path(data_dir, num_players, num_deals, seed, args.policy, samples, args.expert)
             if path.is_file():
                 with np.load(path) as saved:
                     part = {key: saved[key] for key in TARGET_ARRAYS}
@@ -204,7 +228,8 @@ def main(argv=None) -> int:
                 started = time.perf_counter()
                 print(f"{num_players} players: searching {num_deals:,} deals x {num_players} rotations "
                       f"(seed {seed}) ...", flush=True)
-                part = search_targets(num_players, num_deals, seed, args.policy, args.samples, progress=True)
+                part = search_targets(num_players, num_deals, seed, args.policy, samples, progress=True,
+                                      expert=args.expert)
                 data_dir.mkdir(parents=True, exist_ok=True)
                 np.savez(path, **part)
                 print(f"{num_players} players: {len(part['observations']):,} decisions in "
@@ -215,12 +240,13 @@ def main(argv=None) -> int:
         history = fit_to_search(net, data, tau=args.tau, epochs=args.epochs, lr=args.lr)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: distillation stopped; the search targets saved so far are in " + str(data_dir))
-    settings = {"policy": str(args.policy), "players": players, "deals": deals, "seed": args.seed,
-                "samples": args.samples, "tau": args.tau, "epochs": args.epochs, "lr": args.lr}
+    settings = {"expert": args.expert, "policy": str(args.policy), "players": players, "deals": deals,
+                "seed": args.seed, "samples": samples, "tau": args.tau, "epochs": args.epochs, "lr": args.lr}
     save_checkpoint(args.out, net, {**checkpoint.get("args", {}), "distilled": settings},
                     {**checkpoint.get("progress", {}), "distill_history": history})
+    role = "policy" if args.expert == "pimc_ppo" else "others"  # it plays the searcher's seat, or the others'
     print(f"saved {args.out}: play it with load_agent({args.out!r}), search with it as "
-          f"pimc_ppo:policy={args.out}")
+          f"pimc_ppo:{role}={args.out}")
     return 0
 
 

@@ -44,6 +44,8 @@ from .base import Agent, sample_legal
 from .baselines import rule_actions, view_from_core, view_from_observations
 
 ROLLOUTS = ("spoiler", "greedy", "random")
+PIMC_SAMPLES = 128
+"""``pimc``'s deals sampled per decision (its ``samples`` option's default)."""
 PHASE_DONE = 3
 
 
@@ -130,7 +132,7 @@ def exact_action_values(core, masks: np.ndarray):
 
 
 class _SearchAgent(Agent):
-    def __init__(self, seed: int | None = None, samples: int = 128, rollout: str = "spoiler",
+    def __init__(self, seed: int | None = None, samples: int = PIMC_SAMPLES, rollout: str = "spoiler",
                  max_rows: int = 65536, rules: Rules | None = None):
         super().__init__(seed)
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:

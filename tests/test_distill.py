@@ -13,11 +13,12 @@ from spoilfive_env.core import SpoilFiveCore  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
-def test_recorded_values_are_the_searchs_choice():
+@pytest.mark.parametrize("recorder_class", [distill.SearchRecorder, distill.PIMCRecorder])
+def test_recorded_values_are_the_searchs_choice(recorder_class):
     """Every recorded row: a value for each legal action and none for an illegal one, and the
     action the agent played has the best recorded mean."""
     rules = Rules(num_players=4)
-    recorder = distill.SearchRecorder(seed=3, samples=4)
+    recorder = recorder_class(seed=3, samples=4)
     recorder.bind(rules)
     core = SpoilFiveCore(16, rules=rules, seed=5)
     played = []
@@ -82,6 +83,18 @@ def test_the_command_writes_a_loadable_policy_and_reuses_its_targets(tmp_path, m
     assert "decisions read from" in capsys.readouterr().out
 
 
+def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys):
+    out, data_dir = tmp_path / "pimc-like.pt", tmp_path / "targets"
+    argv = ["--expert", "pimc", "--out", str(out), "--players", "3", "--deals", "2", "--seed", "7",
+            "--epochs", "1", "--data", str(data_dir)]
+    assert distill.main(argv) == 0
+    assert [path.name for path in data_dir.glob("*.npz")] == ["targets_pimc_3p_2deals_seed7_128samples.npz"]
+    _, checkpoint = load_checkpoint(out)
+    assert checkpoint["args"]["distilled"]["expert"] == "pimc" and checkpoint["args"]["distilled"]["samples"] == 128
+    assert f"pimc_ppo:others={out}" in capsys.readouterr().out
+    assert load_agent(f"pimc_ppo:samples=2:others={out}").others == str(out)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--out", "x"], "ending in .pt"),
     (["--out", "x.pt", "--players", "1,3"], "table sizes must be 2-10"),
@@ -91,6 +104,7 @@ def test_the_command_writes_a_loadable_policy_and_reuses_its_targets(tmp_path, m
     (["--out", "x.pt", "--players", "3", "--deals", "0"], "whole numbers of at least 1"),
     (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
     (["--out", "x.pt", "--tau", "0"], "--tau"),
+    (["--out", "x.pt", "--expert", "ppo"], "invalid choice: 'ppo'"),
 ])
 def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:

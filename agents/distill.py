@@ -1,4 +1,6 @@
-"""One step of expert iteration: a policy network fitted to ``pimc_ppo``'s search values.
+"""One step of expert iteration: a policy network fitted to ``pimc_ppo``'s search values; or,
+with ``--expert pimc``, a network that plays like ``pimc``, to model the other seats of
+``pimc_ppo``'s rollouts (``pimc_ppo:others=<checkpoint>``).
 
 ``python -m agents.distill --out runs/distill/ppo-distilled.pt``: with the defaults, about 45
 minutes of one core for the search (one table size after another) and 2 for the fit. No
@@ -17,6 +19,10 @@ checkpoint made this way is shipped: it measured no stronger against ``pimc`` ta
    from the ``--policy`` checkpoint's weights; 5% of the decisions are held out, and each epoch
    reports the held-out *regret*: the search's best mean equity minus that of the action the
    network would play (what the network gives up against the search's own judgement).
+
+With ``--expert pimc`` the tables are of ``pimc`` (``--samples`` defaults to its own 128) and
+the fit is the same, from ``--policy``'s weights to ``pimc``'s mean equities; the targets are
+kept as ``targets_pimc_...``.
 
 The result is an ordinary policy checkpoint (``load_agent(path)``, ``pimc_ppo:policy=path``);
 its ``args`` entry records the source policy and these settings. Measured (README, "The

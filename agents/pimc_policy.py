@@ -24,14 +24,16 @@ others is what makes the search pay.
 
 Options (``load_agent("pimc_ppo:samples=48:others=policy")``): ``samples`` (deals per
 decision), ``policy`` (a shipped checkpoint name or a checkpoint path, default ``ppo``),
-``others`` (``spoiler``, ``greedy`` or ``policy``), ``prior``, ``exact_tricks`` (with at
+``others`` (``spoiler``, ``greedy``, ``policy``, or a policy checkpoint, a shipped name or a
+path, whose network plays the other seats), ``prior``, ``exact_tricks`` (with at
 most this many tricks left, each action's value in a sampled deal is its max-n value over
 the whole game tree, every player playing perfectly for himself on that deal, instead of a
 rollout; 0: never), ``search_from_trick`` (decisions of earlier tricks are the policy's
 alone; 1: search every trick), ``win_weight`` (extra weight of the searcher's own wins in
 the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``loss_weight`` (the
-same for the others' wins), ``max_rows``
-(rollout games per core batch).
+same for the others' wins), ``jink_confidence`` (jink only when the jink succeeds in at
+least this share of the sampled deals, else claim: a pool in hand counts for more in the pool
+share than the jink's bonus; 0: by value alone), ``max_rows`` (rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
@@ -78,8 +80,9 @@ class PolicyPIMCAgent(PIMCAgent):
         seed: seed of the sampling of hidden hands.
         samples: deals sampled per decision.
         policy: a :class:`~agents.policy.PolicyAgent`, a shipped checkpoint name or a path.
-        others: the model of the other seats in the rollouts: ``spoiler``, ``greedy`` or
-            ``policy`` (the policy plays them too).
+        others: the model of the other seats in the rollouts: ``spoiler``, ``greedy``,
+            ``policy`` (the policy plays them too), or a policy checkpoint (a shipped name, a
+            path or a :class:`~agents.policy.PolicyAgent`) that plays them.
         prior: weight of the policy's log-probability added to each action's value.
         exact_tricks: tricks left at which the max-n search of the sampled deal replaces the
             rollouts (0 to :data:`MAX_EXACT_TRICKS`).
@@ -88,6 +91,8 @@ class PolicyPIMCAgent(PIMCAgent):
             ``1 + win_weight`` times; 0 (default) keeps the plain equity.
         loss_weight: a sampled value where another seat wins (negative) counts
             ``1 + loss_weight`` times; 0 (default) keeps the plain equity.
+        jink_confidence: the least share of the sampled deals in which a jink must succeed for
+            the search to jink (0 to 1; 0, the default: the best mean value decides).
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """

@@ -135,7 +135,7 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"jink_confidence={jink_confidence!r} is not allowed: it must be a number "
                              "from 0 to 1 (the least share of sampled deals in which a jink must succeed)")
         self.jink_confidence = float(jink_confidence)
-        self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{others}"
+        self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{self.others}"
         self._policy = self._policy_actions
 
     def _policy_actions(self, core, masks, rng) -> np.ndarray:

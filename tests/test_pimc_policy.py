@@ -59,6 +59,7 @@ def test_a_checkpoint_as_others_plays_every_seat_but_the_searchers():
     core.step(np.argmax(core.legal_mask(), axis=1))  # the seat to act now differs between games
     agent = load_agent("pimc_ppo:others=ppo-20min")
     assert agent.others == "ppo-20min" and agent.rollout == "ppo+ppo-20min"
+    assert PolicyPIMCAgent(others=load_agent("ppo-20min")).rollout == "ppo+ppo-20min"  # an agent given: its name
     masks, observations, searcher = core.legal_mask(), core.observe(), core.current == 0
     assert searcher.any() and not searcher.all()
     others, own = load_agent("ppo-20min"), load_agent("ppo")

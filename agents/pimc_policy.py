@@ -65,12 +65,17 @@ OTHERS = ("policy", "spoiler", "greedy")
 """Who plays the other seats of the rollouts: the policy itself, or a rule-based model."""
 
 
+def _checked_number(name: str, value, allowed: str, high: float = np.inf) -> float:
+    """A numeric option checked: a real number (not a bool), finite, from 0 to ``high``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not (0 <= value <= high and np.isfinite(value)):
+        raise ValueError(f"{name}={value!r} is not allowed: it must be {allowed}")
+    return float(value)
+
+
 def _outcome_weight(name: str, value) -> float:
     """A checked ``win_weight`` or ``loss_weight``: a finite number of at least 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not 0 <= value < np.inf:
-        raise ValueError(f"{name}={value!r} is not allowed: it must be a finite number of at least 0")
-    return float(value)
+    return _checked_number(name, value, "a finite number of at least 0")
 
 
 class PolicyPIMCAgent(PIMCAgent):
@@ -130,11 +135,9 @@ class PolicyPIMCAgent(PIMCAgent):
         self.search_from_trick = int(search_from_trick)
         self.win_weight = _outcome_weight("win_weight", win_weight)
         self.loss_weight = _outcome_weight("loss_weight", loss_weight)
-        if isinstance(jink_confidence, bool) or not isinstance(jink_confidence, (int, float, np.integer, np.floating)) \
-                or not 0 <= jink_confidence <= 1:
-            raise ValueError(f"jink_confidence={jink_confidence!r} is not allowed: it must be a number "
-                             "from 0 to 1 (the least share of sampled deals in which a jink must succeed)")
-        self.jink_confidence = float(jink_confidence)
+        self.jink_confidence = _checked_number(
+            "jink_confidence", jink_confidence,
+            "a number from 0 to 1 (the least share of sampled deals in which a jink must succeed)", high=1)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{self.others}"
         self._policy = self._policy_actions
 
@@ -183,12 +186,15 @@ class PolicyPIMCAgent(PIMCAgent):
             values = values + self.prior * self._log_probs(observations, masks)[repeat[game], action]
         chosen = self._choose(repeat, game, action, values, fallback, D)
         if self.jink_confidence:
-            jinks = action == JINK
-            tried = np.bincount(repeat[game][jinks], minlength=D)
-            won = np.bincount(repeat[game][jinks], weights=succeeded[jinks], minlength=D)
-            doubtful = (chosen == JINK) & (won < self.jink_confidence * tried)
-            chosen[doubtful] = CLAIM
+            self._claim_doubtful_jinks(chosen, repeat[game][action == JINK], succeeded[action == JINK])
         return chosen
+
+    def _claim_doubtful_jinks(self, chosen, decision_of_jink, succeeded):
+        """Claim instead where a chosen jink succeeded in fewer than ``jink_confidence`` of its
+        samples (``decision_of_jink``, ``succeeded``: one entry per sampled jink); in place."""
+        tried = np.bincount(decision_of_jink, minlength=len(chosen))
+        won = np.bincount(decision_of_jink, weights=succeeded, minlength=len(chosen))
+        chosen[(chosen == JINK) & (won < self.jink_confidence * tried)] = CLAIM
 
     def _tilted(self, values: np.ndarray) -> np.ndarray:
         """The search's objective: the searcher's own wins (positive equity) count

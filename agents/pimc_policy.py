@@ -67,10 +67,15 @@ OTHERS = ("policy", "spoiler", "greedy")
 
 def _checked_number(name: str, value, allowed: str, high: float = np.inf) -> float:
     """A numeric option checked: a real number (not a bool), finite, from 0 to ``high``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (0 <= value <= high and np.isfinite(value)):
+    number = np.nan
+    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float
+            pass
+    if not (0 <= number <= high and np.isfinite(number)):
         raise ValueError(f"{name}={value!r} is not allowed: it must be {allowed}")
-    return float(value)
+    return number
 
 
 def _outcome_weight(name: str, value) -> float:

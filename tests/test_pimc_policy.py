@@ -228,7 +228,7 @@ def test_outcome_weights_zero_are_the_default_and_parse(weighted):
 
 
 @pytest.mark.parametrize("weighted", ["win_weight", "loss_weight"])
-@pytest.mark.parametrize("bad", [-1, True, "x", float("nan"), float("inf")])
+@pytest.mark.parametrize("bad", [-1, True, "x", float("nan"), float("inf"), 10**400])
 def test_bad_outcome_weight_says_what_is_allowed(bad, weighted):
     with pytest.raises(ValueError, match=f"{weighted}={bad!r} is not allowed: it must be a finite number"):
         PolicyPIMCAgent(**{weighted: bad})
@@ -266,7 +266,7 @@ def test_jink_confidence_claims_the_jinks_too_few_samples_win(monkeypatch):
     assert ((bold == JINK) & (expected == CLAIM)).any() and (expected == JINK).any()  # both cases met
 
 
-@pytest.mark.parametrize("bad", [-0.1, 1.5, True, "x", float("nan")])
+@pytest.mark.parametrize("bad", [-0.1, 1.5, True, "x", float("nan"), 10**400])
 def test_bad_jink_confidence_says_what_is_allowed(bad):
     with pytest.raises(ValueError, match=f"jink_confidence={bad!r} is not allowed: it must be a number from 0 to 1"):
         PolicyPIMCAgent(jink_confidence=bad)

@@ -185,13 +185,15 @@ class PolicyPIMCAgent(PIMCAgent):
                 game, action, values = solve(games.subset(rows), masks[repeat][rows])
                 parts.append((rows[game], action, values))
         game, action, values = (np.concatenate(arrays) for arrays in zip(*parts, strict=True))
-        succeeded = (action == JINK) & (values > 0)  # a failed jink spoils the hand: 0
+        if self.jink_confidence:  # each sampled jink, and whether it succeeded (a failed one spoils: 0)
+            jinks = np.flatnonzero(action == JINK)
+            jink_decisions, jink_succeeded = repeat[game[jinks]], values[jinks] > 0
         values = self._tilted(values)
         if self.prior:  # each sample's value, plus prior * log pi(action): the policy's opinion
             values = values + self.prior * self._log_probs(observations, masks)[repeat[game], action]
         chosen = self._choose(repeat, game, action, values, fallback, D)
         if self.jink_confidence:
-            self._claim_doubtful_jinks(chosen, repeat[game][action == JINK], succeeded[action == JINK])
+            self._claim_doubtful_jinks(chosen, jink_decisions, jink_succeeded)
         return chosen
 
     def _claim_doubtful_jinks(self, chosen, decision_of_jink, succeeded):

@@ -62,9 +62,10 @@ def test_a_checkpoint_as_others_plays_every_seat_but_the_searchers():
     assert PolicyPIMCAgent(others=load_agent("ppo-20min")).rollout == "ppo+ppo-20min"  # an agent given: its name
     masks, observations, searcher = core.legal_mask(), core.observe(), core.current == 0
     assert searcher.any() and not searcher.all()
-    others, own = load_agent("ppo-20min"), load_agent("ppo")
-    expected = np.where(searcher, own.act_batch(observations, masks), others.act_batch(observations, masks))
-    assert (own.act_batch(observations, masks) != others.act_batch(observations, masks))[~searcher].any()
+    by_others = load_agent("ppo-20min").act_batch(observations, masks)
+    by_own = load_agent("ppo").act_batch(observations, masks)
+    expected = np.where(searcher, by_own, by_others)
+    assert (by_own != by_others)[~searcher].any()
     np.testing.assert_array_equal(agent._policy_actions(core, masks, agent.rng), expected)
 
 

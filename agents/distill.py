@@ -51,7 +51,7 @@ from spoilfive_env.cli import (
     table_sizes,
 )
 
-from .evaluate import evaluate
+from .evaluate import MAX_DEALS, evaluate
 from .pimc import PIMC_SAMPLES, PIMCAgent, action_means
 from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
 from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
@@ -210,6 +210,8 @@ def main(argv=None) -> int:
     samples = args.samples or EXPERTS[args.expert][1]
     if len(set(players)) != len(players):
         parser.error(f"--players {','.join(map(str, players))}: give distinct table sizes")
+    if max(deals) > MAX_DEALS:
+        parser.error(f"--deals {','.join(map(str, deals))}: give at most {MAX_DEALS:,} deals a size")
     if len(deals) == 1:
         deals = deals * len(players)
     if len(deals) != len(players):

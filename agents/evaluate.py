@@ -43,6 +43,7 @@ seat of the same game).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import sys
@@ -61,6 +62,18 @@ from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
+MAX_DEALS = 1_000_000
+"""The most deals one tournament takes: the deals and every hand's outcome are held in memory
+(a million deals of four players is already about a gigabyte), and a million deals of the
+rule-based agents take minutes."""
+
+
+def deal_count(text: str) -> int:
+    """argparse ``type``: a number of deals, 1 to :data:`MAX_DEALS`."""
+    value = positive_int(text)
+    if value > MAX_DEALS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give at most {MAX_DEALS:,} deals")
+    return value
 
 
 def make_deals(num_players: int, deals: int, seed: int):
@@ -372,8 +385,8 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         rules = rules.replace(**rule_options)
     if rules.num_players != num_players:
         raise ValueError(f"rules are for {rules.num_players} players, not {num_players}")
-    if not (is_integer(deals) and deals >= 1):
-        raise ValueError(f"deals={deals!r} is not allowed: it must be a positive integer")
+    if not (is_integer(deals) and 1 <= deals <= MAX_DEALS):
+        raise ValueError(f"deals={deals!r} is not allowed: it must be a whole number from 1 to {MAX_DEALS:,}")
     if isinstance(agents, (str, Agent)):
         agents = [agents]
     if not (is_integer(batch_size) and batch_size >= 1):
@@ -467,7 +480,8 @@ def main(argv=None) -> int:
     parser.add_argument("--agents", required=True,
                         help="comma-separated lineup by seat, e.g. 'spoiler,greedy' (a short lineup is "
                              "filled with its last agent); names, name:key=value specs or checkpoint paths")
-    parser.add_argument("--deals", type=positive_int, default=1000, help="number of deals (default 1000)")
+    parser.add_argument("--deals", type=deal_count, default=1000,
+                        help=f"number of deals, 1 to {MAX_DEALS:,} (default 1000)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
     parser.add_argument("--preset", default=None, help="rules preset (default, hoyle, dealer_feeds)")
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", type=rule_option,

@@ -40,10 +40,10 @@ import time
 import numpy as np
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, table_sizes
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes
 
 from . import load_agent
-from .evaluate import Z95, evaluate
+from .evaluate import MAX_DEALS, Z95, deal_count, evaluate
 
 RATING_PRIOR = 1e-3
 """choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
@@ -255,7 +255,8 @@ def main(argv=None) -> int:
     parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes, e.g. 3,4,5 (default)")
     parser.add_argument("--agents", required=True,
                         help="comma-separated agents, at least two: names, name:key=value specs or checkpoint paths")
-    parser.add_argument("--deals", type=positive_int, default=2000, help="duplicate deals per table (default 2000)")
+    parser.add_argument("--deals", type=deal_count, default=2000,
+                        help=f"duplicate deals per table, 1 to {MAX_DEALS:,} (default 2000)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",

@@ -264,9 +264,24 @@ def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, dec
             "wall_ms_per_decision": wall}
 
 
-if __name__ == "__main__":
+def main(argv=None) -> int:
+    """``python -m agents.pimc_policy [PLAYERS] [--decisions K]``: :func:`decision_times` as JSON."""
     import json
+
+    from spoilfive_env.cli import ArgumentParser, positive_int, table_size
+
+    parser = ArgumentParser(prog="python -m agents.pimc_policy",
+                            description="Milliseconds a decision of best, pimc_ppo and pimc take, one at a "
+                                        "time on one thread.")
+    parser.add_argument("players", nargs="?", type=table_size, default=4, help="table size, 2-10 (default 4)")
+    parser.add_argument("--decisions", type=positive_int, default=50,
+                        help="decisions to time, at most one from each of this many games (default 50)")
+    args = parser.parse_args(argv)
+    print(json.dumps(decision_times(num_players=args.players, decisions=args.decisions), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
     import sys
 
-    players = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    print(json.dumps(decision_times(num_players=players), indent=2))
+    sys.exit(main())

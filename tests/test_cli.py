@@ -144,6 +144,7 @@ EVALUATE_CASES = [
     (["--agents", "random", "--players", "11"], ["--players 11", "2 to 10"]),
     (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
     (["--agents", "random", "--seed", "-3"], ["--seed", "at least 0"]),
+    (["--agents", "random", "--deals", "99999999999999999999"], ["--deals", "at most 1,000,000"]),
     (["--agents", "random", "--preset", "casino"], ["--preset", "default, hoyle"]),
     (["--players", "4"], ["--agents"]),
 ]

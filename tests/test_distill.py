@@ -102,6 +102,7 @@ def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys
     (["--out", "x.pt", "--players", "3,4", "--deals", "1,2,3"], "one for each of the 2 sizes"),
     (["--out", "x.pt", "--players", "three"], "comma-separated list of table sizes"),
     (["--out", "x.pt", "--players", "3", "--deals", "0"], "whole numbers of at least 1"),
+    (["--out", "x.pt", "--players", "3,4", "--deals", "5,2000000"], "at most 1,000,000"),
     (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
     (["--out", "x.pt", "--tau", "0"], "--tau"),
     (["--out", "x.pt", "--expert", "ppo"], "invalid choice: 'ppo'"),

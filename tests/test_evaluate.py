@@ -67,6 +67,8 @@ def test_bad_arguments_raise_value_error():
         evaluate(["greedy"] * 5, 4, deals=10)
     with pytest.raises(ValueError, match="deals"):
         evaluate(["greedy"], 4, deals=0)
+    with pytest.raises(ValueError, match="from 1 to 1,000,000"):  # refused before any deal is drawn
+        evaluate(["greedy"], 4, deals=10**20)
     with pytest.raises(ValueError, match="unknown agent"):
         evaluate(["greedy", "nobody"], 4, deals=10)
 

@@ -123,6 +123,7 @@ def test_the_human_table(capsys):
     (["--agents", "greedy,random", "--players", "1,4"], "table sizes"),
     (["--agents", "greedy,random", "--players", "four"], "table sizes"),
     (["--agents", "greedy,random", "--deals", "0"], "--deals"),
+    (["--agents", "greedy,random", "--deals", "1000001"], "at most 1,000,000"),
     (["--agents", "greedy,random", "--seed", "-1"], "--seed"),
     (["--agents", "greedy,random", "--plot", "board.txt"], ".png"),
 ])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -271,3 +273,28 @@ def test_jink_confidence_claims_the_jinks_too_few_samples_win(monkeypatch):
 def test_bad_jink_confidence_says_what_is_allowed(bad):
     with pytest.raises(ValueError, match=f"jink_confidence={bad!r} is not allowed: it must be a number from 0 to 1"):
         PolicyPIMCAgent(jink_confidence=bad)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["x"], "'x' is not a whole number"),
+    (["11"], "2 to 10 players"),
+    (["4", "--decisions", "0"], "--decisions"),
+])
+def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
+    from agents.pimc_policy import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
+def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys):
+    from agents.pimc_policy import main
+
+    assert main(["3", "--decisions", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["players"] == 3 and 1 <= report["decisions"] <= 2  # the searched ones among 2 games
+    assert set(report["cpu_ms_per_decision"]) == {"best", "pimc_ppo", "pimc"}
+    assert all(ms > 0 for ms in report["cpu_ms_per_decision"].values())

@@ -69,6 +69,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     from torch import nn
 
     from agents import built_in_names
+    from agents.evaluate import MAX_DEALS
     from agents.policy import (
         CHECKPOINT_DIR,
         CRITICS,
@@ -205,8 +206,8 @@ RANGES = {
     "num_games": (1, None), "hands_per_game": (1, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
     "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, None), "ent_coef": (0.0, None),
     "vf_coef": (0.0, None), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
-    "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, None),
-    "final_eval_deals": (0, None), "save_every": (1, None), "workers": (1, None),
+    "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, MAX_DEALS),
+    "final_eval_deals": (0, MAX_DEALS), "save_every": (1, None), "workers": (1, None),
 }
 ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm")  # a zero here would train nothing
 SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

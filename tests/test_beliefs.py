@@ -1,0 +1,89 @@
+"""The belief probe: past states rebuilt from a sampled deal, and the likelihood of the plays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import beliefs, load_agent
+from agents.beliefs import PlayModel, belief_accuracy, play_log_likelihood, seat_zero_decisions, walked_back
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.determinize import sample_hidden
+from spoilfive_env.rules import Rules
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 5])
+def test_the_true_deal_walked_back_gives_each_player_his_own_observation(num_players):
+    """Walked back from the true hidden hands, every past state is the one the player saw: the
+    rule-based player it was (who reads only his own observation) makes the same play there,
+    with probability 1, at every step of every hand, robs included."""
+    rules = Rules(num_players=num_players)
+    core = SpoilFiveCore(60, rules=rules, seed=num_players)
+    player = load_agent("spoiler")
+    exact = PlayModel("spoiler", floor=0.0)
+    plays = 0
+    for decide, now, history in seat_zero_decisions(core, player):
+        truth = core.holder[decide]
+        discards = np.where(core.robber[decide] >= 0, core.discard[decide], -1).astype(np.int8)
+        trick, whole = play_log_likelihood(exact, now, truth, discards, history, rules)
+        assert np.all(whole == 0) and np.all(trick == 0)
+        for rows, then, _, _ in history:  # a discard only where somebody had robbed by then
+            _, back_discards = walked_back(beliefs._rows_of(now, rows), truth[rows], discards[rows], then)
+            assert np.all((back_discards >= 0) == (then.robber >= 0))
+        plays += sum(len(rows) for rows, *_ in history)
+    assert plays > 100 * num_players  # the check saw many past plays
+    assert core.robber.max() >= 0  # and hands where somebody robbed
+
+
+def test_a_sampled_deal_is_less_likely_than_the_truth():
+    """In sampled deals the same plays are often not the model's choice: the likelihood is informative."""
+    rules = Rules(num_players=4)
+    core = SpoilFiveCore(40, rules=rules, seed=7)
+    exact = PlayModel("spoiler", floor=0.0)
+    rng = np.random.default_rng(0)
+    sampled, true = [], []
+    for decide, now, history in seat_zero_decisions(core, load_agent("spoiler")):
+        holders, discards = sample_hidden(now, rng, rules)
+        sampled.append(play_log_likelihood(exact, now, holders, discards, history, rules)[1])
+        truth_discards = np.where(core.robber[decide] >= 0, core.discard[decide], -1).astype(np.int8)
+        true.append(play_log_likelihood(exact, now, core.holder[decide], truth_discards, history, rules)[1])
+    sampled, true = np.concatenate(sampled), np.concatenate(true)
+    assert np.all(true == 0)  # in the true deal every play was the model's choice
+    assert np.all((sampled == 0) | (sampled <= beliefs.UNLIKELY))  # elsewhere a play that was not
+    assert (sampled < 0).mean() > 0.3
+
+
+def test_with_the_players_own_model_the_plays_tell_about_the_hands():
+    result = belief_accuracy(3, "spoiler", "spoiler", games=60, samples=32, seed=1)
+    assert result["decisions"] > 200 and 0.05 < result["uniform_accuracy"] < 0.2
+    # Every play of the hand tells more than the current trick's, and both more than nothing.
+    assert result["hand_gain"] - result["hand_gain_ci95"] > result["trick_gain"] > 0
+
+
+def test_a_network_model_scores_every_play():
+    result = belief_accuracy(3, "spoiler", "ppo-20min", games=10, samples=8, seed=2)
+    assert result["model"] == "ppo-20min" and result["decisions"] > 20
+    assert np.isfinite(result["hand_gain"]) and np.isfinite(result["trick_gain"])
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--floor", "2"], "--floor"),
+    (["--model", "pimc"], "--model"),
+    (["--agents", "nobody"], "unknown agent 'nobody'"),
+    (["--games", "0"], "--games"),
+    (["--players", "11"], "2 to 10"),
+])
+def test_bad_flags_are_one_line(argv, says, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        beliefs.main(argv)
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
+def test_the_command_prints_the_figures(capsys):
+    assert beliefs.main(["--agents", "spoiler", "--model", "greedy", "--games", "8", "--samples", "4", "--json"]) == 0
+    import json
+
+    result = json.loads(capsys.readouterr().out)
+    assert result["agents"] == "spoiler" and result["model"] == "greedy" and result["games"] == 8

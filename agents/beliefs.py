@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import fields, replace
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -45,7 +46,7 @@ from spoilfive_env.cli import (
 )
 from spoilfive_env.core import PHASE_PLAY, SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
-from spoilfive_env.rules import Rules
+from spoilfive_env.rules import Rules, is_integer
 
 from . import load_agent
 from .baselines import rule_actions, view_from_core
@@ -149,8 +150,6 @@ def play_log_likelihood(model: PlayModel, now, holders, discards, history, rules
 
 def _rows_of(info, rows):
     """The rows ``rows`` of every array field of an Information."""
-    from dataclasses import fields, replace
-
     return replace(info, **{f.name: getattr(info, f.name)[rows] for f in fields(info)
                             if isinstance(getattr(info, f.name), np.ndarray)})
 
@@ -185,7 +184,7 @@ def seat_zero_decisions(core, player, samples: int = 1):
 def belief_accuracy(num_players: int = 3, agents: str = "pimc", model: str = "ppo", games: int = 200,
                     samples: int = 64, floor: float = 0.05, seed: int = 0, progress: bool = False) -> dict:
     """The probe of the module docstring: ``games`` hands with ``agents`` in every seat."""
-    if not (isinstance(games, int) and games >= 1 and isinstance(samples, int) and samples >= 1):
+    if not (is_integer(games) and games >= 1 and is_integer(samples) and samples >= 1):
         raise ValueError(f"games={games!r} and samples={samples!r} must be positive integers")
     rules = Rules(num_players=num_players)
     player = load_agent(agents, seed=seed)

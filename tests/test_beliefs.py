@@ -87,3 +87,14 @@ def test_the_command_prints_the_figures(capsys):
 
     result = json.loads(capsys.readouterr().out)
     assert result["agents"] == "spoiler" and result["model"] == "greedy" and result["games"] == 8
+
+
+def test_bad_calls_of_the_functions_say_what_is_allowed():
+    with pytest.raises(ValueError, match="positive integers"):
+        belief_accuracy(3, "spoiler", "spoiler", games=0)
+    with pytest.raises(ValueError, match="positive integers"):
+        belief_accuracy(3, "spoiler", "spoiler", samples=True)
+    with pytest.raises(ValueError, match="spoiler or greedy, or a policy checkpoint"):
+        PlayModel("pimc")
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        PlayModel("spoiler", floor=1.5)

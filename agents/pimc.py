@@ -18,7 +18,7 @@
     refuses to run.
 
 Options (``load_agent("pimc:samples=64:rollout=greedy")``): ``samples`` (deals per
-decision, default 128: about 15 ms for one decision at 4 players on one core, 40 ms at 10,
+decision, 1 to :data:`MAX_SAMPLES`, default 128: about 15 ms for one decision at 4 players on one core, 40 ms at 10,
 well within the 100 ms budget; in a tournament's batch the cost per decision is lower),
 ``rollout`` (``spoiler``, ``greedy`` or ``random``), ``max_rows`` (rollout games per core
 batch, bounds memory).
@@ -47,6 +47,14 @@ ROLLOUTS = ("spoiler", "greedy", "random")
 PIMC_SAMPLES = 128
 """``pimc``'s deals sampled per decision (its ``samples`` option's default)."""
 PHASE_DONE = 3
+MAX_SAMPLES = 16384
+"""The most deals a search samples a decision: one decision's samples x legal actions are played
+out as one core batch (16,384 x 6 actions is about a hundred thousand games, half a gigabyte)."""
+
+
+def _whole(value) -> bool:
+    """An integer that is not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _rollout_policy(name: str):
@@ -135,12 +143,15 @@ class _SearchAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = PIMC_SAMPLES, rollout: str = "spoiler",
                  max_rows: int = 65536, rules: Rules | None = None):
         super().__init__(seed)
-        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-            raise ValueError(f"samples={samples!r} is not allowed: it must be a positive integer")
+        if not _whole(samples) or not 1 <= samples <= MAX_SAMPLES:
+            raise ValueError(f"samples={samples!r} is not allowed: it must be a whole number from 1 to {MAX_SAMPLES:,}")
         self.samples = int(samples)
         self.rollout = rollout
         self._policy = _rollout_policy(rollout)
         self._spoil = rollout == "spoiler"
+        if not _whole(max_rows) or max_rows < 1:
+            raise ValueError(f"max_rows={max_rows!r} is not allowed: it must be a positive integer "
+                             "(rollout games a core batch holds)")
         self.max_rows = int(max_rows)
         self.rules = rules
 

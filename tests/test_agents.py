@@ -153,6 +153,24 @@ def test_oracle_refuses_to_play_without_the_state():
         load_agent("oracle").act_batch(core.observe(), core.legal_mask())
 
 
+@pytest.mark.parametrize("spec, says", [
+    ("pimc:samples=1000000000000", "from 1 to 16,384"),  # refused before any memory is asked for
+    ("oracle:samples=0", "from 1 to 16,384"),
+    ("pimc:samples=true", "samples=True"),
+    ("pimc:max_rows=0", "max_rows=0 is not allowed: it must be a positive integer"),
+    ("oracle:max_rows=-5", "max_rows=-5"),
+])
+def test_search_sizes_are_checked_when_the_agent_is_made(spec, says):
+    with pytest.raises(ValueError, match=says):
+        load_agent(spec)
+
+
+def test_the_largest_sample_count_is_allowed():
+    from agents.pimc import MAX_SAMPLES
+
+    assert load_agent(f"pimc:samples={MAX_SAMPLES}").samples == MAX_SAMPLES
+
+
 # ---------------------------------------------------------------------------- determinism
 def test_seeded_agents_repeat_and_rule_agents_ignore_the_batch():
     core = SpoilFiveCore(200, rules=Rules(num_players=4), seed=2)

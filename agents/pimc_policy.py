@@ -264,6 +264,10 @@ def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, dec
             "wall_ms_per_decision": wall}
 
 
+MAX_TIMED = 10_000
+"""The most decisions ``python -m agents.pimc_policy`` times (each agent decides them one at a time)."""
+
+
 def main(argv=None) -> int:
     """``python -m agents.pimc_policy [PLAYERS] [--decisions K]``: :func:`decision_times` as JSON."""
     import json
@@ -275,8 +279,11 @@ def main(argv=None) -> int:
                                         "time on one thread.")
     parser.add_argument("players", nargs="?", type=table_size, default=4, help="table size, 2-10 (default 4)")
     parser.add_argument("--decisions", type=positive_int, default=50,
-                        help="decisions to time, at most one from each of this many games (default 50)")
+                        help=f"decisions to time, at most one from each of this many games, 1 to {MAX_TIMED:,} "
+                             "(default 50)")
     args = parser.parse_args(argv)
+    if args.decisions > MAX_TIMED:  # one at a time: 10,000 decisions of three agents are already many minutes
+        parser.error(f"--decisions {args.decisions} is not allowed: give at most {MAX_TIMED:,}")
     print(json.dumps(decision_times(num_players=args.players, decisions=args.decisions), indent=2))
     return 0
 

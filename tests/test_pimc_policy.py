@@ -279,6 +279,7 @@ def test_bad_jink_confidence_says_what_is_allowed(bad):
     (["x"], "'x' is not a whole number"),
     (["11"], "2 to 10 players"),
     (["4", "--decisions", "0"], "--decisions"),
+    (["4", "--decisions", "1000000000"], "at most 10,000"),
 ])
 def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     from agents.pimc_policy import main

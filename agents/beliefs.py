@@ -54,6 +54,8 @@ from .evaluate import Z95
 
 RULE_MODELS = ("spoiler", "greedy")
 """Models that are rule-based agents (their choice has probability 1); anything else is a policy checkpoint."""
+MAX_SAMPLED_ROWS = 1_000_000
+"""The most sampled deals the probe holds at once (games x samples), a few hundred megabytes."""
 UNLIKELY = -20.0
 """The least log-likelihood of a play: one the sampled hand makes illegal (the deal is all but ruled out)."""
 
@@ -186,6 +188,9 @@ def belief_accuracy(num_players: int = 3, agents: str = "pimc", model: str = "pp
     """The probe of the module docstring: ``games`` hands with ``agents`` in every seat."""
     if not (is_integer(games) and games >= 1 and is_integer(samples) and samples >= 1):
         raise ValueError(f"games={games!r} and samples={samples!r} must be positive integers")
+    if games * samples > MAX_SAMPLED_ROWS:
+        raise ValueError(f"games={games:,} x samples={samples:,} is too many: their product may be at most "
+                         f"{MAX_SAMPLED_ROWS:,} (every game's sampled deals are held at once)")
     rules = Rules(num_players=num_players)
     player = load_agent(agents, seed=seed)
     player.bind(rules)
@@ -244,6 +249,9 @@ def main(argv=None) -> int:
         PlayModel(args.model)
     except (ValueError, ImportError) as error:
         parser.error(f"--model: {error}")
+    if args.games * args.samples > MAX_SAMPLED_ROWS:
+        parser.error(f"--games {args.games} x --samples {args.samples} is too many: their product may be at "
+                     f"most {MAX_SAMPLED_ROWS:,}")
     try:
         result = belief_accuracy(args.players, args.agents, args.model, args.games, args.samples, args.floor,
                                  args.seed, progress=True)

@@ -72,6 +72,8 @@ def test_a_network_model_scores_every_play():
     (["--agents", "nobody"], "unknown agent 'nobody'"),
     (["--games", "0"], "--games"),
     (["--players", "11"], "2 to 10"),
+    (["--games", "1000000000"], "at most 1,000,000"),
+    (["--games", "1000", "--samples", "100000"], "at most 1,000,000"),
 ])
 def test_bad_flags_are_one_line(argv, says, capsys):
     with pytest.raises(SystemExit) as stopped:
@@ -94,6 +96,8 @@ def test_bad_calls_of_the_functions_say_what_is_allowed():
         belief_accuracy(3, "spoiler", "spoiler", games=0)
     with pytest.raises(ValueError, match="positive integers"):
         belief_accuracy(3, "spoiler", "spoiler", samples=True)
+    with pytest.raises(ValueError, match="at most 1,000,000"):
+        belief_accuracy(3, "spoiler", "spoiler", games=10**9)
     with pytest.raises(ValueError, match="spoiler or greedy, or a policy checkpoint"):
         PlayModel("pimc")
     with pytest.raises(ValueError, match="from 0 to 1"):

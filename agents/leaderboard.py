@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -275,6 +276,11 @@ def main(argv=None) -> int:
             parser.error(f"--agents: {error}")
     if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
         parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
+    if args.plot is not None:  # its folder made now: a plot that cannot be written fails before the tournaments
+        try:
+            Path(args.plot).resolve().parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            parser.error(f"--plot {args.plot!r}: its folder cannot be made ({error.strerror or error})")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)
@@ -282,9 +288,14 @@ def main(argv=None) -> int:
         exit_interrupted("Ctrl-C: leaderboard stopped, nothing reported")
     except ValueError as error:
         parser.error(str(error))
-    if args.plot is not None:
-        plot_ratings(board, args.plot)
-    print(json.dumps(board, indent=2) if args.json else format_board(board))
+    print(json.dumps(board, indent=2) if args.json else format_board(board), flush=True)  # before the plot:
+    if args.plot is not None:  # a plot that cannot be written loses no figure
+        try:
+            plot_ratings(board, args.plot)
+        except OSError as error:
+            print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
+                  "the figures are above", file=sys.stderr)
+            return 1
     return 0
 
 

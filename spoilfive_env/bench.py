@@ -66,7 +66,7 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .cli import ArgumentParser, non_negative_int, positive_int
-from .core import SpoilFiveCore
+from .core import SpoilFiveCore, check_fits_in_memory
 from .env import env as make_env
 from .observation import observation_backend
 from .rules import Rules
@@ -620,6 +620,10 @@ def main(argv=None) -> int:
     for b in args.batch_sizes:
         if b < 1:
             parser.error(f"--batch-sizes: {b} is not allowed: batch sizes must be positive")
+        try:  # refused now, not after the other measurements
+            check_fits_in_memory(b, max(args.players))
+        except ValueError as error:
+            parser.error(f"--batch-sizes: {error}")
     if args.worker:
         return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
     if args.profile:

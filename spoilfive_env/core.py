@@ -139,7 +139,7 @@ class SpoilFiveCore:
             rules = Rules()
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a spoilfive_env.rules.Rules, got {type(rules).__name__}")
-        _check_fits_in_memory(int(batch_size), rules.num_players)
+        check_fits_in_memory(int(batch_size), rules.num_players)
         if seed is not None and rng is not None:
             raise ValueError("give either seed or rng, not both")
         if rng is not None and not isinstance(rng, np.random.Generator):
@@ -785,7 +785,7 @@ def _physical_memory() -> int | None:
         return None
 
 
-def _check_fits_in_memory(batch_size: int, num_players: int) -> None:
+def check_fits_in_memory(batch_size: int, num_players: int) -> None:
     """Refuse a batch whose state and one observation would not fit in this machine's RAM
     (rather than a MemoryError or the kernel killing the process half-way through)."""
     per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM

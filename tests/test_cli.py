@@ -168,6 +168,7 @@ BENCH_CASES = [
     (["--seconds", "0"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
     (["--players", "1"], ["--players", "2 to 10"]), (["--players", "4,x"], ["--players"]),
     (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
+    (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
 ]
 
 

@@ -110,6 +110,35 @@ def test_json_and_plot(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_plot_in_a_new_folder_is_made_and_one_that_cannot_be_is_refused_before_any_play(tmp_path, capsys):
+    plot = tmp_path / "new" / "folder" / "ratings.png"
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot", str(blocked / "x.png")])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert "its folder cannot be made" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert captured.out == ""  # nothing was played
+
+
+def test_a_plot_that_fails_to_write_keeps_the_figures(tmp_path, capsys, monkeypatch):
+    from agents import leaderboard as board_module
+
+    def refuse(board, path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(board_module, "plot_ratings", refuse)
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--json",
+                 "--plot", str(tmp_path / "x.png")]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["agents"] == ["greedy", "random"]  # the figures came out first
+    assert "could not be written (Permission denied)" in captured.err
+
+
 def test_the_human_table(capsys):
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "20", "--quiet"]) == 0
     out = capsys.readouterr().out

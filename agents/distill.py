@@ -206,6 +206,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
+    for flag, folder in (("--out", Path(args.out).resolve().parent), ("--data", Path(args.data))):
+        try:  # made now: a folder that cannot be made fails before the search, not after it
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            parser.error(f"{flag}: the folder {str(folder)!r} cannot be made ({error.strerror or error})")
     players, deals = args.players, args.deals
     samples = args.samples or EXPERTS[args.expert][1]
     if len(set(players)) != len(players):

@@ -114,3 +114,17 @@ def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
     error = capsys.readouterr().err
     assert message in error and len(error.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing searched, nothing written
+
+
+def test_an_output_folder_that_cannot_be_made_is_refused_before_the_search(tmp_path, capsys):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    data = tmp_path / "d"
+    for argv, flag in ((["--out", str(blocked / "x.pt"), "--data", str(data)], "--out"),
+                       (["--out", str(tmp_path / "x.pt"), "--data", str(blocked / "data")], "--data")):
+        with pytest.raises(SystemExit) as stopped:
+            distill.main([*argv, "--players", "3", "--deals", "2"])
+        assert stopped.value.code == 2
+        error = capsys.readouterr().err
+        assert f"{flag}: the folder" in error and "cannot be made" in error and len(error.strip().splitlines()) == 1
+    assert not list(data.glob("*"))  # nothing searched

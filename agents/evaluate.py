@@ -76,6 +76,14 @@ def deal_count(text: str) -> int:
     return value
 
 
+def check_deal_count(text: str) -> int:
+    """argparse ``type``: deals of a closing check, 0 (no check) to :data:`MAX_DEALS`."""
+    value = non_negative_int(text)
+    if value > MAX_DEALS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give at most {MAX_DEALS:,} deals")
+    return value
+
+
 def make_deals(num_players: int, deals: int, seed: int):
     """``deals`` deals from ``seed``: hands ``(K, n, 5)``, turn-ups ``(K,)``, dealers ``(K,)``."""
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5F0115]))

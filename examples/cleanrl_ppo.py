@@ -33,8 +33,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents import base
-from agents.evaluate import check_against_baselines
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
+from agents.evaluate import check_against_baselines, check_deal_count
+from spoilfive_env.cli import ArgumentParser, positive_int, seed_value, table_size
 
 
 @dataclass
@@ -71,7 +71,7 @@ class Args:
 # Counts and seeds are checked as they are parsed (one line and exit 2 for a bad value).
 CHECKED_TYPES = {"num_players": table_size, "total_timesteps": positive_int, "num_envs": positive_int,
                  "num_steps": positive_int, "num_minibatches": positive_int, "update_epochs": positive_int,
-                 "seed": non_negative_int, "eval_deals": non_negative_int}
+                 "seed": seed_value, "eval_deals": check_deal_count}
 
 
 def parse_args(argv=None) -> Args:

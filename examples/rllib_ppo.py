@@ -33,8 +33,8 @@ from ray.tune.registry import register_env
 import agents
 import spoilfive_env
 import spoilfive_integrations
-from agents.evaluate import check_against_baselines
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
+from agents.evaluate import check_against_baselines, check_deal_count
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, seed_value, table_size
 from spoilfive_integrations.rllib import (
     SHARED_POLICY,
     SpoilFiveMultiAgentEnv,
@@ -62,8 +62,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=positive_int, default=4)
     parser.add_argument("--lr", type=positive_float, default=3e-4)
     parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256], help="layer widths")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
+    parser.add_argument("--seed", type=seed_value, default=0)
+    parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: no evaluation)")
     return parser.parse_args(argv)
 

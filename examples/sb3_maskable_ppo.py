@@ -27,8 +27,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
-from agents.evaluate import check_against_baselines
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, table_size
+from agents.evaluate import check_against_baselines, check_deal_count
+from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, seed_value, table_size
 from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
 
 ROUTES = ("batched", "single")
@@ -43,8 +43,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--timesteps", type=positive_int, default=300_000, help="learner decisions")
     parser.add_argument("--self-play", type=non_negative_int, default=0, metavar="K",
                         help="refresh the opponents from the learner every K env steps (0: fixed opponents)")
-    parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
+    parser.add_argument("--seed", type=seed_value, default=0)
+    parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: none)")
     args = parser.parse_args(argv)
     if args.self_play and args.route != "batched":

@@ -38,9 +38,9 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
 import spoilfive_env
 from agents.base import Agent
-from agents.evaluate import check_against_baselines
+from agents.evaluate import check_against_baselines, check_deal_count
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, table_size
+from spoilfive_env.cli import ArgumentParser, positive_float, positive_int, seed_value, table_size
 from spoilfive_env.observation import OBS_DIM
 
 GROUP = "agents"
@@ -57,8 +57,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--minibatch-size", type=positive_int, default=512)
     parser.add_argument("--lr", type=positive_float, default=3e-4)
     parser.add_argument("--hidden", type=positive_int, default=256)
-    parser.add_argument("--seed", type=non_negative_int, default=0)
-    parser.add_argument("--eval-deals", type=non_negative_int, default=500,
+    parser.add_argument("--seed", type=seed_value, default=0)
+    parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: none)")
     return parser.parse_args(argv)
 

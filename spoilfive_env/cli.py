@@ -35,6 +35,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+MAX_SEED = 2**32 - 1
+"""The largest seed :func:`seed_value` takes: NumPy's global seeding and several training
+libraries take 32 bits."""
+
+
+def seed_value(text: str) -> int:
+    """argparse ``type``: a seed, a whole number from 0 to :data:`MAX_SEED`."""
+    value = _int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a seed from 0 to {MAX_SEED:,}")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     """argparse ``type``: an integer of at least 0."""
     value = _int(text)

@@ -317,3 +317,24 @@ def test_cleanrl_script_runs_as_a_subprocess(tmp_path):
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "iteration   4" in completed.stdout and "vs 3 x spoiler" in completed.stdout
     assert any((tmp_path / "runs").iterdir())  # TensorBoard events
+
+
+@pytest.mark.parametrize("name", ["cleanrl_ppo", "rllib_ppo", "sb3_maskable_ppo", "tianshou_ppo", "torchrl_ppo"])
+@pytest.mark.parametrize("argv, says", [
+    (["--seed", "99999999999999999999"], "give a seed from 0 to 4,294,967,295"),
+    (["--eval-deals", "99999999999"], "give at most 1,000,000 deals"),
+    (["--num-players", "11"], "2 to 10 players"),
+])
+def test_every_example_refuses_a_bad_flag_in_one_line_before_any_work(name, argv, says, capsys):
+    if name == "rllib_ppo":
+        pytest.importorskip("ray")
+    if name == "cleanrl_ppo":  # its dataclass needs a real module: run it as a user does
+        done = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *argv], capture_output=True, text=True,
+                              timeout=120)
+        code, error = done.returncode, done.stderr
+    else:
+        with pytest.raises(SystemExit) as stopped:
+            load_example(name).parse_args(argv)
+        code, error = stopped.value.code, capsys.readouterr().err
+    assert code == 2
+    assert says in error and argv[0] in error and len(error.strip().splitlines()) == 1

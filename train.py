@@ -15,7 +15,8 @@ What happens (the signposts in ``main`` follow this list):
 2. **League.** Each hand draws a table kind by ``--league`` weights: ``self`` (every seat
    is the current policy) or an opponent kind (``snapshot``: a frozen past policy from the
    run's ``snapshots/``; ``spoiler``, ``greedy``, ``random``: the baselines of
-   :mod:`agents`); at an opponent table each seat is the current policy with probability
+   :mod:`agents`; ``opponent``: the agent ``--opponent`` names, any agent spec, e.g. a strong
+   player's checkpoint); at an opponent table each seat is the current policy with probability
    ``--current-seats`` (at least one) and the opponent otherwise. Only current-policy seats
    are trained.
 3. **Rollout.** Every game plays ``--hands-per-game`` hands (then waits for the others).
@@ -68,7 +69,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     import torch
     from torch import nn
 
-    from agents import built_in_names
+    from agents import built_in_names, load_agent
     from agents.evaluate import MAX_DEALS
     from agents.policy import (
         CHECKPOINT_DIR,
@@ -155,7 +156,12 @@ class Args:
     target_kl: float = 0.0
     """stop an update's epochs early past this approximate KL (0: never)"""
     league: str = "self=0.5,snapshot=0.2,spoiler=0.2,greedy=0.05,random=0.05"
-    """weights of the table kinds drawn for each hand (self: every seat is the current policy)"""
+    """weights of the table kinds drawn for each hand (self: every seat is the current policy; opponent: the
+    --opponent agent)"""
+    opponent: str = ""
+    """the agent of the league's opponent tables (give them a weight: --league ...,opponent=0.3): a name,
+    name:key=value spec or checkpoint path, e.g. a strong player's checkpoint; it plays its seats as in a
+    tournament (a search is slow: every one of its decisions is searched)"""
     current_seats: float = 0.5
     """at an opponent table, the chance that each seat is the current policy (at least one is)"""
     snapshot_every: int = 20
@@ -301,7 +307,17 @@ def check_args(args: Args) -> None:
                          f"one game per table size {args.min_players}-{args.max_players}")
     int_list("hidden", args.hidden, 1, MAX_HIDDEN)
     int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
-    parse_weights(args.league)
+    weights = parse_weights(args.league)
+    if weights[TABLE_KINDS.index("opponent")] > 0 and not args.opponent:
+        raise ValueError(f"--league {args.league!r} draws opponent tables: name their agent with --opponent SPEC")
+    if args.opponent:
+        if not weights[TABLE_KINDS.index("opponent")] > 0:
+            raise ValueError(f"--opponent {args.opponent!r} would play no table: give it a weight, "
+                             f"--league {args.league},opponent=W")
+        try:
+            load_agent(args.opponent, seed=0)
+        except (ValueError, ImportError) as error:
+            raise ValueError(f"--opponent: {error}") from None
     if not args.run_name and not args.exp_name:
         raise ValueError("--exp-name is empty: give a name (or --run-name)")
     for name in ("run_name", "exp_name"):
@@ -662,7 +678,8 @@ def main(argv=None) -> dict:
     say(f"  torch threads: rollout 1, PPO update {update_threads}")
     say(f"  tables: {per_size * len(sizes):,} games stepped together, "
         f"{per_size:,} at each of {', '.join(map(str, sizes))} players; league "
-        + ", ".join(f"{kind} {100 * w:.0f}%" for kind, w in zip(TABLE_KINDS, league) if w))
+        + ", ".join(f"{kind} {100 * w:.0f}%" + (f" ({args.opponent})" if kind == "opponent" else "")
+                    for kind, w in zip(TABLE_KINDS, league) if w))
     limit = (f" or after {args.time_limit:g} {'more ' if resumed is not None else ''}minute"
              f"{'s' if args.time_limit != 1 else ''}, whichever comes first" if args.time_limit else "")
     say(f"  stops at {args.total_decisions:,} decisions{' in all' if resumed is not None else ''}{limit}; "

@@ -36,9 +36,10 @@ from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import Rules
 
-TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random")
-"""The league's table kinds (``--league`` weights are over these)."""
-CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM = range(5)  # what plays a seat (= the table kind's index)
+TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random", "opponent")
+"""The league's table kinds (``--league`` weights are over these). ``opponent``: the agent
+``train.py --opponent`` names (any agent spec: a checkpoint of a strong player, a search)."""
+CURRENT, SNAPSHOT, SPOILER, GREEDY, RANDOM, OPPONENT = range(6)  # what plays a seat (= the table kind's index)
 BASELINES = {SPOILER: "spoiler", GREEDY: "greedy", RANDOM: "random"}
 WORKER_SALT = 0x3A7  # seeds of worker w of several: [seed, iteration, WORKER_SALT, w]
 
@@ -173,8 +174,9 @@ class SelfPlayRollout:
     Args:
         settings: ``train.py``'s arguments as a dict (``dataclasses.asdict(args)``); read are
             ``seed``, ``min_players``, ``max_players``, ``num_games``, ``hands_per_game``,
-            ``current_seats``, ``hidden``, ``critic``, ``encoding`` and ``league`` (given
-            here already parsed, as ``league_weights``: probabilities over :data:`TABLE_KINDS`).
+            ``current_seats``, ``hidden``, ``critic``, ``encoding``, ``opponent`` (the agent
+            spec of the ``opponent`` tables, ``""``: none) and ``league`` (given here already
+            parsed, as ``league_weights``: probabilities over :data:`TABLE_KINDS`).
         league_weights: the ``--league`` probabilities.
         worker, workers: this rollout holds worker ``worker``'s share of ``workers``.
         device: torch device of the rollout's networks.
@@ -197,6 +199,11 @@ class SelfPlayRollout:
         self.net = net if net is not None else policy_net(settings).to(self.device).eval()
         self.opponent_net = policy_net(settings).to(self.device).eval()  # snapshot seats
         self.baselines = {kind: load_agent(name) for kind, name in BASELINES.items()}
+        if settings.get("opponent"):  # the agent of the opponent tables, played like a baseline
+            self.baselines[OPPONENT] = load_agent(settings["opponent"])
+        elif league_weights[OPPONENT] > 0:
+            raise ValueError("the league draws opponent tables but no opponent is named: give settings['opponent'] "
+                             "(train.py --opponent SPEC)")
         sizes = list(range(settings["min_players"], settings["max_players"] + 1))
         games = split_games(settings["num_games"], sizes, self.workers)[self.worker]
         self.tables = Tables(games, sizes, np.asarray(league_weights, np.float64), settings["current_seats"],
@@ -321,7 +328,7 @@ class SelfPlayRollout:
 
                 # opponents: snapshot seats by the frozen network, baselines by their agents
                 t0 = time.perf_counter()
-                for kind_id in (SNAPSHOT, SPOILER, GREEDY, RANDOM):
+                for kind_id in (SNAPSHOT, SPOILER, GREEDY, RANDOM, OPPONENT):
                     idx = [np.flatnonzero(p[3] & (p[2] == kind_id)) if p is not None else None for p in per_core]
                     if not sum(len(g) for g in idx if g is not None):
                         continue

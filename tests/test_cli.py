@@ -107,6 +107,8 @@ def out_of_range_values(train):
         (["--ship-as", "best.pt"], "--ship-as"), (["--run-name", "a/b"], "--run-name"),
         (["--device", "quantum"], "--device"), (["--num-games", "many"], "--num-games"),
         (["--resume", "--num-games", "8"], "--num-games"),
+        (["--league", "self=1,opponent=1"], "--opponent"), (["--opponent", "ppo-20min"], "--opponent"),
+        (["--league", "self=1,opponent=1", "--opponent", "nobody"], "--opponent"),
     ]
     return cases
 

@@ -401,3 +401,45 @@ def test_omniscient_critic_reads_every_hand():
         net.value(obs)
     local = PolicyNet(hidden=(16,), critic="local")
     assert local.value(obs).shape == (len(obs),)
+
+
+# ---------------------------------------------------------------------- the league's opponent tables
+def opponent_rollout(opponent: str, weights: dict):
+    import dataclasses
+
+    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout
+
+    train = load_train_module()
+    settings = dataclasses.asdict(train.Args(num_games=32, min_players=3, max_players=4, opponent=opponent))
+    league = np.array([weights.get(kind, 0.0) for kind in TABLE_KINDS])
+    return SelfPlayRollout(settings, league / league.sum())
+
+
+def test_opponent_tables_are_played_by_the_named_agent_alone(monkeypatch):
+    from agents.base import Agent
+    from spoilfive_integrations.selfplay import GREEDY, OPPONENT, RANDOM, SPOILER
+
+    rollout = opponent_rollout("ppo-20min", {"opponent": 1.0})
+    played = []
+
+    class Spy(Agent):  # the named agent, watched: every opponent seat's move must come from it
+        def act_batch(self, observations, masks):
+            actions = inner.act_batch(observations, masks)
+            assert masks[np.arange(len(actions)), actions].all()
+            played.append(len(actions))
+            return actions
+
+    inner = rollout.baselines[OPPONENT]
+    assert inner.name == "ppo-20min"
+    rollout.baselines[OPPONENT] = Spy()
+    for kind in (SPOILER, GREEDY, RANDOM):  # no other kind of table may be drawn
+        monkeypatch.setattr(rollout.baselines[kind], "act_batch", lambda *a: pytest.fail("a baseline played"))
+    batch = rollout.collect(1)
+    assert sum(played) > 100
+    assert batch.stats["hands"] == 32 and batch.stats["self_hands"] == 0  # every hand an opponent table
+    assert batch.stats["eq_n_5"] >= 32 and all(batch.stats[f"eq_n_{k}"] == 0 for k in range(1, 5))
+
+
+def test_a_league_with_opponent_tables_needs_the_opponent():
+    with pytest.raises(ValueError, match="no opponent is named"):
+        opponent_rollout("", {"self": 1.0, "opponent": 1.0})

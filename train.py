@@ -79,6 +79,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
         PolicyAgent,
         PolicyNet,
         load_checkpoint,
+        resolve_checkpoint,
         save_checkpoint,
     )
     from spoilfive_env.actions import NUM_ACTIONS
@@ -158,6 +159,9 @@ class Args:
     league: str = "self=0.5,snapshot=0.2,spoiler=0.2,greedy=0.05,random=0.05"
     """weights of the table kinds drawn for each hand (self: every seat is the current policy; opponent: the
     --opponent agent)"""
+    init_from: str = ""
+    """start a new run from this checkpoint's network (a shipped name such as ppo, or a path): the run takes its
+    --hidden, --critic and --encoding (giving other ones is refused); the optimizer and the counts start afresh"""
     opponent: str = ""
     """the agent of the league's opponent tables (give them a weight: --league ...,opponent=0.3): a name,
     name:key=value spec or checkpoint path, e.g. a strong player's checkpoint; it plays its seats as in a
@@ -578,6 +582,19 @@ def main(argv=None) -> dict:
                  f"{args.total_decisions:,} in all: give a larger --total-decisions to train on")
     elif checkpoint_path.exists():
         fail(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
+    initial = None  # --init-from: the network a new run starts from
+    if args.init_from and resumed is None:  # a resumed run has its own weights
+        try:
+            initial, _ = load_checkpoint(resolve_checkpoint(args.init_from))
+        except CheckpointError as error:
+            fail(f"--init-from: {error}")
+        shape = {"hidden": ",".join(map(str, initial.hidden)), "critic": initial.critic_kind,
+                 "encoding": initial.encoding}
+        for name, value in shape.items():
+            if name in given and str(getattr(args, name)).replace(" ", "") != value:
+                fail(f"{flag(name)} {getattr(args, name)} does not fit --init-from {args.init_from}: its network has "
+                     f"{flag(name)} {value} (leave {flag(name)} out to take it)")
+        args = dataclasses.replace(args, **shape)
     workers = None  # --ray: the rollout workers (Ray actors), before any other work
     if args.ray is not None:
         try:
@@ -613,6 +630,8 @@ def main(argv=None) -> dict:
 
     # ---- network, optimizer
     net = policy_net(dataclasses.asdict(args)).to(device)
+    if initial is not None:
+        net.load_state_dict(initial.state_dict())
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5,
                                  fused=device.type in ("cpu", "cuda"))
     if resumed is not None:
@@ -673,6 +692,9 @@ def main(argv=None) -> dict:
     precision_note = (f"--precision {args.precision}" if args.precision != "auto" else
                       "auto: native bf16 here" if bf16 else "auto: no native bf16 here")
     say(f"  device {device}{gpu} ({how}{note}); precision {'bf16' if bf16 else 'fp32'} ({precision_note})")
+    if initial is not None:
+        say(f"  starts from the network of {args.init_from} (hidden {args.hidden}, {args.critic} critic, "
+            f"{args.encoding} encoding)")
     update_threads = (f"{args.torch_threads} (--torch-threads)" if args.torch_threads else
                       f"auto, the faster of 1 and {cores} (timed every 50 iterations)" if auto_threads else "1")
     say(f"  torch threads: rollout 1, PPO update {update_threads}")

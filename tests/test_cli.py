@@ -109,6 +109,7 @@ def out_of_range_values(train):
         (["--resume", "--num-games", "8"], "--num-games"),
         (["--league", "self=1,opponent=1"], "--opponent"), (["--opponent", "ppo-20min"], "--opponent"),
         (["--league", "self=1,opponent=1", "--opponent", "nobody"], "--opponent"),
+        (["--init-from", "no-such-checkpoint"], "--init-from"), (["--init-from", "ppo", "--hidden", "64"], "--hidden"),
     ]
     return cases
 

@@ -443,3 +443,20 @@ def test_opponent_tables_are_played_by_the_named_agent_alone(monkeypatch):
 def test_a_league_with_opponent_tables_needs_the_opponent():
     with pytest.raises(ValueError, match="no opponent is named"):
         opponent_rollout("", {"self": 1.0, "opponent": 1.0})
+
+
+def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
+    from agents.policy import load_checkpoint, resolve_checkpoint
+
+    train = load_train_module()
+    tiny = ["--runs-dir", str(tmp_path), "--total-decisions", "2000", "--num-games", "16", "--eval-every", "0",
+            "--final-eval-deals", "0", "--no-progress-bar", "--learning-rate", "1e-12", "--torch-threads", "1"]
+    train.main([*tiny, "--run-name", "from-ppo-20min", "--init-from", "ppo-20min"])
+    train.main([*tiny, "--run-name", "fresh"])
+    start, _ = load_checkpoint(resolve_checkpoint("ppo-20min"))
+    (tuned, saved), (fresh, _) = (load_checkpoint(tmp_path / name / "agent.pt") for name in ("from-ppo-20min", "fresh"))
+    assert saved["args"]["hidden"] == ",".join(map(str, start.hidden)) and saved["args"]["init_from"] == "ppo-20min"
+    for (name, a), b in zip(start.state_dict().items(), tuned.state_dict().values(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6), name  # a learning rate of 1e-12 leaves the weights where they began
+    assert not all(torch.allclose(a, c, atol=1e-3) for a, c in zip(start.state_dict().values(),
+                                                                     fresh.state_dict().values()))

@@ -38,7 +38,7 @@ import numpy as np
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
-from spoilfive_env.rules import Rules
+from spoilfive_env.rules import Rules, is_integer
 
 from .base import Agent, sample_legal
 from .baselines import rule_actions, view_from_core, view_from_observations
@@ -50,11 +50,6 @@ PHASE_DONE = 3
 MAX_SAMPLES = 16384
 """The most deals a search samples a decision: one decision's samples x legal actions are played
 out as one core batch (16,384 x 6 actions is about a hundred thousand games, half a gigabyte)."""
-
-
-def _whole(value) -> bool:
-    """An integer that is not a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _rollout_policy(name: str):
@@ -143,13 +138,13 @@ class _SearchAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = PIMC_SAMPLES, rollout: str = "spoiler",
                  max_rows: int = 65536, rules: Rules | None = None):
         super().__init__(seed)
-        if not _whole(samples) or not 1 <= samples <= MAX_SAMPLES:
+        if not is_integer(samples) or not 1 <= samples <= MAX_SAMPLES:
             raise ValueError(f"samples={samples!r} is not allowed: it must be a whole number from 1 to {MAX_SAMPLES:,}")
         self.samples = int(samples)
         self.rollout = rollout
         self._policy = _rollout_policy(rollout)
         self._spoil = rollout == "spoiler"
-        if not _whole(max_rows) or max_rows < 1:
+        if not is_integer(max_rows) or max_rows < 1:
             raise ValueError(f"max_rows={max_rows!r} is not allowed: it must be a positive integer "
                              "(rollout games a core batch holds)")
         self.max_rows = int(max_rows)

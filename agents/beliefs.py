@@ -71,12 +71,12 @@ class PlayModel:
         if not 0 <= floor <= 1:
             raise ValueError(f"floor={floor!r} is not allowed: it must be from 0 to 1")
         self.name, self.floor = name, float(floor)
-        self._net = None
+        self._policy = None
         if name not in RULE_MODELS:
             from .policy import load_policy_agent  # torch, only for a network model
 
             try:
-                self._net = load_policy_agent(name).net
+                self._policy = load_policy_agent(name)
             except (ValueError, OSError) as error:
                 raise ValueError(f"model {name!r} is not allowed: choose {' or '.join(RULE_MODELS)}, or a "
                                  f"policy checkpoint (a shipped name or a path) ({error})") from None
@@ -87,18 +87,11 @@ class PlayModel:
         rule-based model with ``floor=0``)."""
         masks = core.legal_mask()
         rows = np.arange(len(actions))
-        if self._net is None:
+        if self._policy is None:
             chosen = rule_actions(view_from_core(core), masks, spoil=self.name == "spoiler")
             p = (chosen == actions).astype(np.float64)
         else:
-            import torch
-
-            from .policy import MaskedCategorical
-
-            with torch.inference_mode():
-                logits = self._net.logits(torch.as_tensor(core.observe(), dtype=torch.float32))
-                log_p = MaskedCategorical(logits, torch.as_tensor(masks)).log_probs.numpy()
-            p = np.exp(log_p[rows, actions].astype(np.float64))
+            p = np.exp(self._policy.log_probs(core.observe(), masks)[rows, actions].astype(np.float64))
         likelihood = np.where(masks[rows, actions], (1 - self.floor) * p + self.floor / masks.sum(axis=1), 0.0)
         return np.maximum(np.log(np.maximum(likelihood, 1e-300)), UNLIKELY)
 

@@ -51,7 +51,7 @@ from spoilfive_env.rules import Rules
 
 from .baselines import rule_actions, view_from_core
 from .pimc import PIMCAgent, action_values, exact_action_values
-from .policy import MaskedCategorical, PolicyAgent, load_policy_agent
+from .policy import PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
 """Deals per decision of ``pimc_ppo``. ``best`` takes 96 (README, "The strongest agent": a little
@@ -215,11 +215,7 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def _log_probs(self, observations, masks) -> np.ndarray:
         """The policy's log-probabilities ``(D, 107)`` (illegal actions: a large negative number)."""
-        import torch
-
-        with torch.inference_mode():
-            logits = self.policy.net.logits(torch.as_tensor(observations, dtype=torch.float32))
-            return MaskedCategorical(logits, torch.as_tensor(masks, dtype=torch.bool)).log_probs.numpy()
+        return self.policy.log_probs(observations, masks)
 
 
 def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50,

@@ -518,6 +518,14 @@ class PolicyAgent(Agent):
         with torch_threads(self.threads if self.device.type == "cpu" else None):
             return self._act_batch(observations, masks)
 
+    def log_probs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's log-probabilities ``(B, 107)`` over each row's legal actions (an illegal
+        action gets the dtype's lowest number: probability 0)."""
+        with torch_threads(self.threads if self.device.type == "cpu" else None), torch.inference_mode():
+            obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.device)
+            mask = torch.as_tensor(np.asarray(masks, dtype=bool), device=self.device)
+            return MaskedCategorical(self.net.logits(obs), mask).log_probs.cpu().numpy()
+
     @torch.inference_mode()
     def _act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.device)

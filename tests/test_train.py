@@ -460,3 +460,12 @@ def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
         assert torch.allclose(a, b, atol=1e-6), name  # a learning rate of 1e-12 leaves the weights where they began
     assert not all(torch.allclose(a, c, atol=1e-3) for a, c in zip(start.state_dict().values(),
                                                                      fresh.state_dict().values()))
+
+
+def test_policy_agent_log_probs_are_its_distribution_over_the_legal_actions():
+    agent = load_agent("ppo-20min")
+    observations, masks = batch_of_observations()
+    log_p = agent.log_probs(observations, masks)
+    probabilities = np.exp(log_p.astype(np.float64))
+    assert np.allclose(probabilities.sum(axis=1), 1, atol=1e-5) and np.all(probabilities[~masks] == 0)
+    assert np.array_equal(log_p.argmax(axis=1), agent.act_batch(observations, masks))  # greedy: the most probable

@@ -68,20 +68,20 @@ MAX_DEALS = 1_000_000
 rule-based agents take minutes."""
 
 
-def deal_count(text: str) -> int:
-    """argparse ``type``: a number of deals, 1 to :data:`MAX_DEALS`."""
-    value = positive_int(text)
+def _at_most_max_deals(text: str, value: int) -> int:
     if value > MAX_DEALS:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give at most {MAX_DEALS:,} deals")
     return value
+
+
+def deal_count(text: str) -> int:
+    """argparse ``type``: a number of deals, 1 to :data:`MAX_DEALS`."""
+    return _at_most_max_deals(text, positive_int(text))
 
 
 def check_deal_count(text: str) -> int:
     """argparse ``type``: deals of a closing check, 0 (no check) to :data:`MAX_DEALS`."""
-    value = non_negative_int(text)
-    if value > MAX_DEALS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give at most {MAX_DEALS:,} deals")
-    return value
+    return _at_most_max_deals(text, non_negative_int(text))
 
 
 def make_deals(num_players: int, deals: int, seed: int):

@@ -311,11 +311,11 @@ def check_args(args: Args) -> None:
                          f"one game per table size {args.min_players}-{args.max_players}")
     int_list("hidden", args.hidden, 1, MAX_HIDDEN)
     int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
-    weights = parse_weights(args.league)
-    if weights[TABLE_KINDS.index("opponent")] > 0 and not args.opponent:
+    opponent_weight = parse_weights(args.league)[TABLE_KINDS.index("opponent")]
+    if opponent_weight > 0 and not args.opponent:
         raise ValueError(f"--league {args.league!r} draws opponent tables: name their agent with --opponent SPEC")
     if args.opponent:
-        if not weights[TABLE_KINDS.index("opponent")] > 0:
+        if not opponent_weight > 0:
             raise ValueError(f"--opponent {args.opponent!r} would play no table: give it a weight, "
                              f"--league {args.league},opponent=W")
         try:

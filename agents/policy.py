@@ -56,6 +56,7 @@ from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, 
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
 
+from . import CHECKPOINT_DIR  # in the package, torch-free: load_agent lists the shipped names without torch
 from .base import Agent
 
 TORCH_MISSING = (
@@ -79,7 +80,6 @@ MAX_HIDDEN_LAYERS = 16
 """Most hidden layers a checkpoint may describe (a sanity cap checked before building)."""
 MAX_HIDDEN_WIDTH = 16384
 """Widest hidden layer a checkpoint may describe (one such layer is already 1 GiB of weights)."""
-CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT_KIND = "a .pt file written by train.py (torch.save of a dict of tensors and plain values)"
 
 
@@ -553,11 +553,6 @@ def resolve_checkpoint(name_or_path) -> Path:
     if path.suffix == ".pt" or path.exists() or os.sep in str(name_or_path):
         return path
     return CHECKPOINT_DIR / f"{name_or_path}.pt"
-
-
-def shipped_checkpoints() -> list[str]:
-    """Names of the checkpoints shipped in ``agents/checkpoints/``."""
-    return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.pt"))
 
 
 def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,

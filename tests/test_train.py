@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 
 from conftest import edited_checkpoint, interrupt_training, load_script, random_legal
 
-from agents import load_agent  # noqa: E402
+from agents import load_agent, shipped_checkpoints  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
 from agents.policy import (  # noqa: E402
     CANONICAL_GATHER,
@@ -36,7 +36,6 @@ from agents.policy import (  # noqa: E402
     load_checkpoint,
     load_policy_agent,
     save_checkpoint,
-    shipped_checkpoints,
     trump_of,
 )
 from spoilfive_env.cards import ACE_OF_HEARTS, card_index  # noqa: E402

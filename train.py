@@ -69,10 +69,9 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     import torch
     from torch import nn
 
-    from agents import built_in_names, load_agent
+    from agents import CHECKPOINT_DIR, built_in_names, load_agent
     from agents.evaluate import MAX_DEALS
     from agents.policy import (
-        CHECKPOINT_DIR,
         CRITICS,
         ENCODINGS,
         CheckpointError,

@@ -19,7 +19,9 @@ The agents read a :class:`TableView`, the few fields a rule needs, taken straigh
 observation slices for a whole batch (:func:`view_from_observations`). The same rules run
 inside PIMC's rollouts on a :class:`TableView` taken from a core's state
 (:func:`view_from_core`), where each simulated player still reads only his own hand and
-the public table.
+the public table; there :func:`core_rule_actions` gives the same moves from one compiled loop
+over the games when Numba is installed (:mod:`agents.rules_kernel`; ``SPOILFIVE_RULES=auto|numba|numpy``
+chooses, as ``SPOILFIVE_OBSERVATION`` does for the observation).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, ROB_FIRST
+from spoilfive_env.backends import choose_backend
 from spoilfive_env.cards import (
     ACE_OF_TRUMPS,
     CONCEALED_ACE_STRENGTH,
@@ -297,6 +300,32 @@ def rule_actions(view: TableView, masks: np.ndarray, spoil: bool) -> np.ndarray:
 
     actions[p] = play
     return actions
+
+
+def numpy_core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
+    """The greedy or spoiler move of the player to act in every game of a core: the definition,
+    :func:`rule_actions` on :func:`view_from_core`."""
+    return rule_actions(view_from_core(core), masks, spoil=spoil)
+
+
+_rules_backend: list = []  # [(name, function)] once chosen: the first call reads the environment
+
+
+def rules_backend() -> str:
+    """What :func:`core_rule_actions` runs: ``"numba"`` (:mod:`agents.rules_kernel`) or ``"numpy"``."""
+    if not _rules_backend:
+        _rules_backend.append(choose_backend("SPOILFIVE_RULES", numpy_core_rule_actions,
+                                             "agents.rules_kernel", "rule_moves"))
+    return _rules_backend[0][0]
+
+
+def core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
+    """The greedy (``spoil=False``) or spoiler move of the player to act in every game of a
+    core ``(B,)``, as :func:`numpy_core_rule_actions` gives it; the searches' rollouts call it
+    at every step. With Numba, one compiled loop over the games (:mod:`agents.rules_kernel`),
+    about five times faster for a large batch; ``SPOILFIVE_RULES`` chooses (:func:`rules_backend`)."""
+    rules_backend()
+    return _rules_backend[0][1](core, masks, spoil)
 
 
 class RandomAgent(Agent):

@@ -49,7 +49,7 @@ from spoilfive_env.determinize import games_from_information, read_information, 
 from spoilfive_env.rules import Rules, is_integer
 
 from . import load_agent
-from .baselines import rule_actions, view_from_core
+from .baselines import core_rule_actions
 from .evaluate import Z95
 
 RULE_MODELS = ("spoiler", "greedy")
@@ -88,7 +88,7 @@ class PlayModel:
         masks = core.legal_mask()
         rows = np.arange(len(actions))
         if self._policy is None:
-            chosen = rule_actions(view_from_core(core), masks, spoil=self.name == "spoiler")
+            chosen = core_rule_actions(core, masks, self.name == "spoiler")
             p = (chosen == actions).astype(np.float64)
         else:
             p = np.exp(self._policy.log_probs(core.observe(), masks)[rows, actions].astype(np.float64))

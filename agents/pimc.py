@@ -41,7 +41,7 @@ from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
 from .base import Agent, sample_legal
-from .baselines import rule_actions, view_from_core, view_from_observations
+from .baselines import core_rule_actions, rule_actions, view_from_observations
 
 ROLLOUTS = ("spoiler", "greedy", "random")
 PIMC_SAMPLES = 128
@@ -58,7 +58,7 @@ def _rollout_policy(name: str):
     if name == "random":
         return lambda core, masks, rng: sample_legal(masks, rng)
     spoil = name == "spoiler"
-    return lambda core, masks, rng: rule_actions(view_from_core(core), masks, spoil=spoil)
+    return lambda core, masks, rng: core_rule_actions(core, masks, spoil)
 
 
 def play_out(core, first_actions: np.ndarray, seats: np.ndarray, policy, rng) -> np.ndarray:

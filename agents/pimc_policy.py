@@ -49,7 +49,7 @@ from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
 
-from .baselines import rule_actions, view_from_core
+from .baselines import core_rule_actions
 from .pimc import PIMCAgent, action_values, exact_action_values
 from .policy import PolicyAgent, load_policy_agent
 
@@ -153,7 +153,7 @@ class PolicyPIMCAgent(PIMCAgent):
             return self.policy.act_batch(core.observe(), masks)
         mine = core.current == 0
         if self._others_net is None:
-            actions = rule_actions(view_from_core(core), masks, spoil=self.others == "spoiler")
+            actions = core_rule_actions(core, masks, self.others == "spoiler")
             observations = core.observe() if mine.any() else None
         else:
             observations = core.observe()
@@ -245,7 +245,7 @@ def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, dec
         masks, observations = core.legal_mask(), core.observe()
         pick = np.flatnonzero(~core.done & (stop_after == steps) & (masks.sum(axis=1) > 1))
         states += [(observations[g], masks[g]) for g in pick]
-        core.step(rule_actions(view_from_core(core), masks, spoil=True), where=~core.done)
+        core.step(core_rule_actions(core, masks, True), where=~core.done)
         steps += 1
     cpu, wall = {}, {}
     for spec in specs:

@@ -50,11 +50,11 @@ turn-up left on the table, not the turn-up held by another robber).
 
 from __future__ import annotations
 
-import os
 from functools import cache, lru_cache
 
 import numpy as np
 
+from .backends import BACKENDS, choose_backend
 from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, SUIT_NAMES, TRICKS_TO_WIN, card_str
 from .phases import PHASE_DONE, PHASE_NAMES, PHASE_PLAY, PHASE_ROB
 
@@ -147,7 +147,7 @@ def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
     return offsets
 
 
-OBSERVATION_BACKENDS = ("auto", "numba", "numpy")
+OBSERVATION_BACKENDS = BACKENDS
 """``SPOILFIVE_OBSERVATION``: ``numba`` (the compiled loop of :mod:`spoilfive_env.observation_kernel`),
 ``numpy`` (:func:`numpy_observation`, the definition) or ``auto`` (numba when it imports)."""
 _backend: list = []  # [(name, builder)] once chosen: the first observation reads the environment
@@ -160,21 +160,8 @@ def observation_backend() -> str:
 
 def _chosen_backend() -> tuple:
     if not _backend:
-        choice = os.environ.get("SPOILFIVE_OBSERVATION", "auto").strip().lower() or "auto"
-        if choice not in OBSERVATION_BACKENDS:
-            raise ValueError(f"SPOILFIVE_OBSERVATION={choice!r} is not allowed: choose one of "
-                             f"{', '.join(OBSERVATION_BACKENDS)}")
-        chosen = ("numpy", numpy_observation)
-        if choice != "numpy":
-            try:
-                from . import observation_kernel
-            except ImportError as error:
-                if choice == "numba":
-                    raise ImportError(f"SPOILFIVE_OBSERVATION=numba needs Numba: pip install "
-                                      f"\"spoilfive[fast]\" ({error})") from error
-            else:
-                chosen = ("numba", observation_kernel.build_observation)
-        _backend.append(chosen)
+        _backend.append(choose_backend("SPOILFIVE_OBSERVATION", numpy_observation,
+                                       "spoilfive_env.observation_kernel", "build_observation"))
     return _backend[0]
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents import REGISTRY, load_agent
+from agents import REGISTRY, baselines, load_agent
 from agents.base import Agent
-from agents.baselines import view_from_core, view_from_observations
+from agents.baselines import numpy_core_rule_actions, view_from_core, view_from_observations
 from spoilfive_env import card_index, env
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.core import SpoilFiveCore
@@ -200,6 +200,42 @@ def test_views_from_observations_and_from_the_core_agree():
             for field in a.__dataclass_fields__:
                 assert np.array_equal(getattr(a, field)[live], getattr(b, field)[live]), field
             core.step(load_agent("random", seed=int(rng.integers(1000))).act_batch(core.observe(), core.legal_mask()))
+
+
+@pytest.mark.parametrize("rules", RULES, ids=rules_id)
+def test_compiled_rule_moves_equal_the_definition(rules):
+    """agents.rules_kernel plays what rule_actions(view_from_core(...)) plays, greedy and spoiler,
+    in every live game at every step of whole games (mixed random and spoiler play)."""
+    kernel = pytest.importorskip("agents.rules_kernel")
+    core = SpoilFiveCore(400, rules=rules, mode="game", seed=rules.num_players)
+    rng = np.random.default_rng(0)
+    compared = 0
+    for _ in range(60):
+        masks = core.legal_mask()
+        live = ~core.done
+        for spoil in (False, True):
+            expected = numpy_core_rule_actions(core, masks, spoil)
+            compiled = kernel.rule_moves(core, masks, spoil)
+            assert np.array_equal(compiled[live], expected[live]), (spoil, np.flatnonzero(compiled != expected)[:5])
+            compared += int(live.sum())
+        random_moves = (rng.random(masks.shape) * masks).argmax(axis=1)
+        core.step(np.where(rng.random(len(masks)) < 0.5, random_moves, expected))
+    assert compared > 20_000
+
+
+def test_the_rules_backend_is_chosen_by_the_environment(monkeypatch):
+    core = SpoilFiveCore(50, rules=Rules(num_players=5), seed=1)
+    masks = core.legal_mask()
+    expected = numpy_core_rule_actions(core, masks, True)
+    for choice in ("numpy", "auto"):
+        monkeypatch.setattr(baselines, "_rules_backend", [])
+        monkeypatch.setenv("SPOILFIVE_RULES", choice)
+        assert baselines.rules_backend() in (("numpy",) if choice == "numpy" else ("numba", "numpy"))
+        assert np.array_equal(baselines.core_rule_actions(core, masks, True), expected)
+    monkeypatch.setattr(baselines, "_rules_backend", [])
+    monkeypatch.setenv("SPOILFIVE_RULES", "cuda")
+    with pytest.raises(ValueError, match="SPOILFIVE_RULES='cuda' is not allowed: choose one of auto, numba, numpy"):
+        baselines.rules_backend()
 
 
 # ---------------------------------------------------------------------------- the rules they follow

@@ -1,0 +1,194 @@
+"""The rule-based players' moves as one compiled loop over games (Numba), read from a core.
+
+:func:`agents.baselines.rule_actions` on :func:`agents.baselines.view_from_core` is the
+definition of what ``greedy`` and ``spoiler`` play. Inside the searches' rollouts they decide
+every move of every simulated game, and in NumPy that costs some forty whole-batch operations a
+step, two of them over every card of every game (the legal cards into five slots, the best trump
+still unseen): most of ``pimc``'s time. This module gives the same moves, game by game, in one
+compiled pass over the core's state, reading for each game only the player to act's own hand
+and the public table, as the view does. The tests check the two equal, move for move, at every
+table size and variant.
+
+It is used when Numba imports (the ``fast`` extra); :func:`agents.baselines.core_rule_actions`
+chooses. The first call compiles it (a few seconds; cached on disk afterwards).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from spoilfive_env.actions import CLAIM, DECLINE_ROB, ROB_FIRST
+from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, NUM_CARDS, NUM_TRICKS, TRICKS_TO_WIN, TRUMP
+from spoilfive_env.phases import PHASE_DONE, PHASE_JINK, PHASE_PLAY, PHASE_ROB
+
+# The slot keys of agents.baselines._Hand: strength * 64 plus the card (weakest first, ties to the
+# lower card) or plus NUM_CARDS - card (strongest first, ties to the lower card).
+_KEY_SCALE = 64
+_NO_LOW = 1 << 14
+
+
+@numba.njit(cache=True, nogil=True)
+def _pick(cards, keys, among, count, lowest):  # pragma: no cover (compiled)
+    """The card of the first slot with the lowest (or highest) key among ``among``; the first
+    slot's card when none is, as NumPy's argmin / argmax over the padded keys gives."""
+    best_slot = 0
+    best_key = _NO_LOW if lowest else -1
+    for slot in range(count):
+        if among[slot] and ((keys[slot] < best_key) if lowest else (keys[slot] > best_key)):
+            best_slot, best_key = slot, keys[slot]
+    return cards[best_slot]
+
+
+@numba.njit(cache=True, nogil=True)
+def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, leader, current, phase,
+                tricks_won, trick_number, trick_pos, turnup, strength, suit, robber, discard,
+                jinker):  # pragma: no cover (compiled)
+    cards = np.empty(HAND_SIZE, np.int64)
+    low = np.empty(HAND_SIZE, np.int64)
+    high = np.empty(HAND_SIZE, np.int64)
+    card_strength = np.empty(HAND_SIZE, np.int64)
+    all_slots = np.ones(HAND_SIZE, np.bool_)
+    beats = np.empty(HAND_SIZE, np.bool_)
+    sure = np.empty(HAND_SIZE, np.bool_)
+    tricks = np.zeros(MAX_PLAYERS, np.int64)
+    in_trick = np.zeros(MAX_PLAYERS, np.bool_)
+    for g in range(out.shape[0]):
+        stage = phase[g]
+        if stage == PHASE_JINK:
+            out[g] = CLAIM
+            continue
+        if stage == PHASE_DONE:
+            first = 0
+            while not masks[g, first]:
+                first += 1
+            out[g] = first
+            continue
+        # The candidate cards in five slots, by card id: the discards when robbing, else the legal plays.
+        offset = ROB_FIRST if stage == PHASE_ROB else 0
+        count = 0
+        for card in range(NUM_CARDS):
+            if masks[g, offset + card] and count < HAND_SIZE:
+                s = strength[g, card]
+                cards[count], card_strength[count] = card, s
+                low[count] = s * _KEY_SCALE + card
+                high[count] = s * _KEY_SCALE + (NUM_CARDS - card)
+                count += 1
+        if stage == PHASE_ROB:
+            if count:
+                out[g] = ROB_FIRST + _pick(cards, low, all_slots, count, True)
+            elif masks[g, DECLINE_ROB]:
+                out[g] = DECLINE_ROB
+            else:
+                first = 0
+                while not masks[g, first]:
+                    first += 1
+                out[g] = first
+            continue
+        if stage != PHASE_PLAY:
+            continue
+        me = current[g]
+        # The card now winning the trick (agents.baselines._best_card).
+        led = led_card[g]
+        leading = led < 0
+        led_suit = -1 if leading else suit[g, led]
+        best_slot, best_score = 0, -1
+        for place in range(n):  # the first highest score, as NumPy's argmax
+            c = trick_cards[g, place]
+            score = -1
+            if c >= 0 and (suit[g, c] == TRUMP or suit[g, c] == led_suit):
+                score = strength[g, c]
+            if place == 0 or score > best_score:
+                best_slot, best_score = place, score
+        best_card = trick_cards[g, best_slot]
+        best_strength = -1 if leading else best_score
+        safe_best = best_card if best_card >= 0 else 0
+        best_trump = (not leading) and suit[g, safe_best] == TRUMP
+        best_seat = -1 if leading else (played_by[g, safe_best] - me) % n
+        # Seats relative to the player to act.
+        for place in range(MAX_PLAYERS):
+            tricks[place] = 0
+            in_trick[place] = False
+        for place in range(n):
+            seat = (me + place) % n
+            tricks[place] = tricks_won[g, seat]
+            in_trick[place] = (seat - leader[g]) % n < trick_pos[g]
+        jinker_place = (jinker[g] - me) % n if jinker[g] >= 0 else -1
+        hand_size = NUM_TRICKS - trick_number[g]
+
+        for slot in range(count):
+            c = cards[slot]
+            beats[slot] = (not leading) and (suit[g, c] == TRUMP or suit[g, c] == led_suit) \
+                and card_strength[slot] > best_strength
+        can_win = False
+        for slot in range(count):
+            can_win = can_win or beats[slot]
+        strongest = _pick(cards, high, all_slots, count, False)
+        weakest = _pick(cards, low, all_slots, count, True)
+        cheapest_winner = _pick(cards, low, beats, count, True)
+        strongest_winner = _pick(cards, high, beats, count, False)
+        own_tricks = tricks[0]
+        chance = own_tricks + hand_size >= TRICKS_TO_WIN
+        if leading:
+            play = strongest if chance else weakest
+        else:
+            play = cheapest_winner if can_win else weakest
+        if spoil:
+            # The best trump that may still be in another hand: not his own, not played, not the
+            # turn-up left on the table, not his own discard.
+            top_unseen = 0
+            for c in range(NUM_CARDS):
+                if suit[g, c] == TRUMP and holder[g, c] != me and played_by[g, c] < 0 \
+                        and strength[g, c] > top_unseen:
+                    if robber[g] < 0 and c == turnup[g]:
+                        continue
+                    if robber[g] == me and discard[g] >= 0 and c == discard[g]:
+                        continue
+                    top_unseen = strength[g, c]
+            any_leader_threat = False
+            threat_winning = False
+            threat_in_trick = False
+            still_to_play = False
+            for place in range(1, n):
+                winning = (not leading) and place == best_seat
+                leader_threat = tricks[place] >= 2 or place == jinker_place
+                threat = leader_threat or (tricks[place] == 1 and winning)
+                any_leader_threat = any_leader_threat or leader_threat
+                threat_winning = threat_winning or (threat and winning)
+                threat_in_trick = threat_in_trick or (threat and in_trick[place])
+                still_to_play = still_to_play or (leader_threat and not in_trick[place])
+            any_sure = False
+            for slot in range(count):
+                c = cards[slot]
+                sure[slot] = suit[g, c] == TRUMP and card_strength[slot] > top_unseen
+                any_sure = any_sure or sure[slot]
+            contender = own_tricks >= 2
+            if leading:
+                if any_sure:
+                    play = _pick(cards, low, sure, count, True)
+                elif any_leader_threat or contender:
+                    play = strongest
+                else:
+                    play = weakest
+            elif not contender:
+                fellow_beating = threat_in_trick and not threat_winning
+                best_sure = best_trump and best_strength > top_unseen
+                if fellow_beating and (best_sure or not chance):
+                    play = weakest
+                if threat_winning:
+                    play = cheapest_winner if can_win else weakest
+                if still_to_play and can_win:
+                    play = strongest_winner
+        out[g] = play
+
+
+def rule_moves(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
+    """The greedy (``spoil=False``) or spoiler move of the player to act in every game of
+    ``core`` ``(B,)``, as :func:`agents.baselines.rule_actions` on its ``view_from_core``."""
+    masks = np.ascontiguousarray(masks, dtype=np.bool_)
+    out = np.zeros(core.batch_size, np.int64)
+    _rule_moves(out, bool(spoil), core.num_players, masks, core.holder, core.played_by, core.trick_cards,
+                core.led_card, core.leader, core.current, core.phase, core.tricks_won, core.trick_number,
+                core.trick_pos, core.turnup, core.strength, core.effective_suit, core.robber, core.discard,
+                core.jinker)
+    return out

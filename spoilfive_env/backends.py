@@ -1,0 +1,37 @@
+"""Compiled kernels beside their NumPy definitions: which one runs, chosen once by a variable.
+
+The observation (:mod:`spoilfive_env.observation_kernel`) and the rule-based players' moves in
+the searches' rollouts (:mod:`agents.rules_kernel`) each have a NumPy definition and the same
+result from one compiled loop (Numba, the ``fast`` extra); the tests check the two equal. An
+environment variable chooses for each: ``numba`` (the compiled loop; its absence is an error),
+``numpy`` (the definition) or ``auto`` (the default: numba when it imports).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+BACKENDS = ("auto", "numba", "numpy")
+
+
+def choose_backend(variable: str, definition, compiled_module: str, compiled_name: str) -> tuple:
+    """``(name, function)``: ``("numba", compiled_module.compiled_name)`` or ``("numpy", definition)``,
+    as the environment variable ``variable`` asks (:data:`BACKENDS`; unset means ``auto``).
+
+    Raises:
+        ValueError: the variable holds something else.
+        ImportError: it says ``numba`` and the compiled module does not import.
+    """
+    choice = os.environ.get(variable, "auto").strip().lower() or "auto"
+    if choice not in BACKENDS:
+        raise ValueError(f"{variable}={choice!r} is not allowed: choose one of {', '.join(BACKENDS)}")
+    if choice != "numpy":
+        try:
+            module = importlib.import_module(compiled_module)
+        except ImportError as error:
+            if choice == "numba":
+                raise ImportError(f"{variable}=numba needs Numba: pip install \"spoilfive[fast]\" ({error})") from error
+        else:
+            return "numba", getattr(module, compiled_name)
+    return "numpy", definition

@@ -20,7 +20,7 @@ import numpy as np
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, ROB_FIRST
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, NUM_CARDS, NUM_TRICKS, TRICKS_TO_WIN, TRUMP
-from spoilfive_env.phases import PHASE_DONE, PHASE_JINK, PHASE_PLAY, PHASE_ROB
+from spoilfive_env.phases import PHASE_DONE, PHASE_JINK, PHASE_ROB
 
 # The slot keys of agents.baselines._Hand: strength * 64 plus the card (weakest first, ties to the
 # lower card) or plus NUM_CARDS - card (strongest first, ties to the lower card).
@@ -85,9 +85,7 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
                     first += 1
                 out[g] = first
             continue
-        if stage != PHASE_PLAY:
-            continue
-        me = current[g]
+        me = current[g]  # the play phase from here on
         # The card now winning the trick (agents.baselines._best_card).
         led = led_card[g]
         leading = led < 0

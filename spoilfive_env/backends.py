@@ -1,10 +1,10 @@
 """Compiled kernels beside their NumPy definitions: which one runs, chosen once by a variable.
 
-The observation (:mod:`spoilfive_env.observation_kernel`) and the rule-based players' moves in
-the searches' rollouts (:mod:`agents.rules_kernel`) each have a NumPy definition and the same
-result from one compiled loop (Numba, the ``fast`` extra); the tests check the two equal. An
-environment variable chooses for each: ``numba`` (the compiled loop; its absence is an error),
-``numpy`` (the definition) or ``auto`` (the default: numba when it imports).
+The observation (:mod:`spoilfive_env.observation_kernel`), and in the layers above other hot
+loops, each have a NumPy definition and the same result from one compiled loop (Numba, the
+``fast`` extra); the tests check the two equal. An environment variable chooses for each:
+``numba`` (the compiled loop; its absence is an error), ``numpy`` (the definition) or ``auto``
+(the default: numba when it imports).
 """
 
 from __future__ import annotations

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import fields, replace
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -134,19 +133,13 @@ def play_log_likelihood(model: PlayModel, now, holders, discards, history, rules
     for rows, then, actions, trick_number in history:
         if not len(rows):
             continue
-        sub = _rows_of(now, rows)
+        sub = now.take(rows)
         back, back_discards = walked_back(sub, holders[rows], discards[rows], then)
         games = games_from_information(then, back, back_discards, rules)
         log_p = model.log_likelihood(games, actions)
         whole[rows] += log_p
         trick[rows] += np.where(trick_number == now.trick_number[rows], log_p, 0.0)
     return trick, whole
-
-
-def _rows_of(info, rows):
-    """The rows ``rows`` of every array field of an Information."""
-    return replace(info, **{f.name: getattr(info, f.name)[rows] for f in fields(info)
-                            if isinstance(getattr(info, f.name), np.ndarray)})
 
 
 def seat_zero_decisions(core, player, samples: int = 1):
@@ -166,7 +159,7 @@ def seat_zero_decisions(core, player, samples: int = 1):
             for games_then, then, actions, trick_number in past:
                 mine = np.isin(repeat, games_then)
                 at = np.searchsorted(games_then, repeat[mine])
-                history.append((np.flatnonzero(mine), _rows_of(then, at), actions[at], trick_number[at]))
+                history.append((np.flatnonzero(mine), then.take(at), actions[at], trick_number[at]))
             yield decide, read_information(observations[repeat]), history
         actions = player.act_batch(observations, masks)
         played = np.flatnonzero(live & (core.current > 0) & (core.phase == PHASE_PLAY) & (actions < ROB_FIRST))

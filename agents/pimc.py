@@ -214,7 +214,7 @@ class PIMCAgent(_SearchAgent):
         Returns ``(repeat, games)``: ``repeat[i]`` is the decision row of game ``i``.
         """
         repeat = np.repeat(np.arange(len(observations)), self.samples)
-        info = read_information(observations[repeat])
+        info = read_information(observations).take(repeat)  # decode each observation once
         holders, discards = sample_hidden(info, self.rng, rules)
         return repeat, games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
 

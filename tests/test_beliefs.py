@@ -28,7 +28,7 @@ def test_the_true_deal_walked_back_gives_each_player_his_own_observation(num_pla
         trick, whole = play_log_likelihood(exact, now, truth, discards, history, rules)
         assert np.all(whole == 0) and np.all(trick == 0)
         for rows, then, _, _ in history:  # a discard only where somebody had robbed by then
-            _, back_discards = walked_back(beliefs._rows_of(now, rows), truth[rows], discards[rows], then)
+            _, back_discards = walked_back(now.take(rows), truth[rows], discards[rows], then)
             assert np.all((back_discards >= 0) == (then.robber >= 0))
         plays += sum(len(rows) for rows, *_ in history)
     assert plays > 100 * num_players  # the check saw many past plays

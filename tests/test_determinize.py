@@ -7,6 +7,8 @@ and the true hidden hands rebuild a game that plays out exactly like the real on
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -99,6 +101,21 @@ def test_built_games_match_the_observation_and_replay_exactly(rules):
             np.testing.assert_allclose(total_real, total_built)
         core.step(sample_legal(core.legal_mask(), rng))
         step += 1
+
+
+def test_information_take_is_reading_the_chosen_rows():
+    core = SpoilFiveCore(40, rules=Rules(num_players=5), seed=8)
+    rng = np.random.default_rng(0)
+    for _ in range(7):
+        core.step(sample_legal(core.legal_mask(), rng))
+    observations = core.observe()
+    rows = np.array([3, 3, 0, 39, 17, 3])
+    taken, read = read_information(observations).take(rows), read_information(observations[rows])
+    for field in ("num_players", "teammates"):
+        assert getattr(taken, field) == getattr(read, field)
+    for name in (f.name for f in dataclasses.fields(read) if isinstance(getattr(read, f.name), np.ndarray)):
+        assert np.array_equal(getattr(taken, name), getattr(read, name)), name
+        assert getattr(taken, name).dtype == getattr(read, name).dtype, name
 
 
 def test_game_mode_observations_round_trip():

@@ -41,6 +41,21 @@ def _pick(cards, keys, among, count, lowest):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
+def _top_unseen_trump(g, me, holder, played_by, suit, strength, robber, turnup, discard):  # pragma: no cover
+    """Strength of the best trump that may still be in another hand: not the player's own, not
+    played, not the turn-up left on the table, not his own discard; 0 when there is none."""
+    top = 0
+    for c in range(NUM_CARDS):
+        if suit[g, c] == TRUMP and holder[g, c] != me and played_by[g, c] < 0 and strength[g, c] > top:
+            if robber[g] < 0 and c == turnup[g]:
+                continue
+            if robber[g] == me and discard[g] >= 0 and c == discard[g]:
+                continue
+            top = strength[g, c]
+    return top
+
+
+@numba.njit(cache=True, nogil=True)
 def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, leader, current, phase,
                 tricks_won, trick_number, trick_pos, turnup, strength, suit, robber, discard,
                 jinker):  # pragma: no cover (compiled)
@@ -66,14 +81,17 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
             continue
         # The candidate cards in five slots, by card id: the discards when robbing, else the legal plays.
         offset = ROB_FIRST if stage == PHASE_ROB else 0
+        in_hand = HAND_SIZE if stage == PHASE_ROB else NUM_TRICKS - trick_number[g]  # no more can be legal
         count = 0
         for card in range(NUM_CARDS):
-            if masks[g, offset + card] and count < HAND_SIZE:
+            if masks[g, offset + card]:
                 s = strength[g, card]
                 cards[count], card_strength[count] = card, s
                 low[count] = s * _KEY_SCALE + card
                 high[count] = s * _KEY_SCALE + (NUM_CARDS - card)
                 count += 1
+                if count == in_hand:
+                    break
         if stage == PHASE_ROB:
             if count:
                 out[g] = ROB_FIRST + _pick(cards, low, all_slots, count, True)
@@ -132,17 +150,6 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
         else:
             play = cheapest_winner if can_win else weakest
         if spoil:
-            # The best trump that may still be in another hand: not his own, not played, not the
-            # turn-up left on the table, not his own discard.
-            top_unseen = 0
-            for c in range(NUM_CARDS):
-                if suit[g, c] == TRUMP and holder[g, c] != me and played_by[g, c] < 0 \
-                        and strength[g, c] > top_unseen:
-                    if robber[g] < 0 and c == turnup[g]:
-                        continue
-                    if robber[g] == me and discard[g] >= 0 and c == discard[g]:
-                        continue
-                    top_unseen = strength[g, c]
             any_leader_threat = False
             threat_winning = False
             threat_in_trick = False
@@ -155,13 +162,17 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
                 threat_winning = threat_winning or (threat and winning)
                 threat_in_trick = threat_in_trick or (threat and in_trick[place])
                 still_to_play = still_to_play or (leader_threat and not in_trick[place])
-            any_sure = False
-            for slot in range(count):
-                c = cards[slot]
-                sure[slot] = suit[g, c] == TRUMP and card_strength[slot] > top_unseen
-                any_sure = any_sure or sure[slot]
             contender = own_tricks >= 2
+            fellow_beating = threat_in_trick and not threat_winning
+            # The best unseen trump is read only where a rule asks for it (52 cards: the cost here).
+            top_unseen = 0
+            if leading or (fellow_beating and not contender):
+                top_unseen = _top_unseen_trump(g, me, holder, played_by, suit, strength, robber, turnup, discard)
             if leading:
+                any_sure = False
+                for slot in range(count):
+                    sure[slot] = suit[g, cards[slot]] == TRUMP and card_strength[slot] > top_unseen
+                    any_sure = any_sure or sure[slot]
                 if any_sure:
                     play = _pick(cards, low, sure, count, True)
                 elif any_leader_threat or contender:
@@ -169,7 +180,6 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
                 else:
                     play = weakest
             elif not contender:
-                fellow_beating = threat_in_trick and not threat_winning
                 best_sure = best_trump and best_strength > top_unseen
                 if fellow_beating and (best_sure or not chance):
                     play = weakest

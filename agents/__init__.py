@@ -51,7 +51,7 @@ BEST = "pimc_ppo:samples=96:loss_weight=2"
 strength tables, "The strongest agent"): ``pimc_ppo`` with 96 sampled deals a decision instead
 of 32, another seat's win counting three times in the search's values (``loss_weight=2``: it
 stops more two-trick players at five players, and is at least as strong against ``pimc``),
-24 to 28 ms of one core a decision at 4 and 5 players (41 ms at 10)."""
+23 to 27 ms of one core a decision at 4 and 5 players (39 ms at 10)."""
 
 
 def built_in_names() -> list[str]:

@@ -41,6 +41,15 @@ def _pick(cards, keys, among, count, lowest):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
+def _first_legal(masks, g):  # pragma: no cover (compiled)
+    """The lowest legal action id of game ``g``, as NumPy's argmax over its mask row gives."""
+    first = 0
+    while not masks[g, first]:
+        first += 1
+    return first
+
+
+@numba.njit(cache=True, nogil=True)
 def _top_unseen_trump(g, me, holder, played_by, suit, strength, robber, turnup, discard):  # pragma: no cover
     """Strength of the best trump that may still be in another hand: not the player's own, not
     played, not the turn-up left on the table, not his own discard; 0 when there is none."""
@@ -74,14 +83,11 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
             out[g] = CLAIM
             continue
         if stage == PHASE_DONE:
-            first = 0
-            while not masks[g, first]:
-                first += 1
-            out[g] = first
+            out[g] = _first_legal(masks, g)
             continue
         # The candidate cards in five slots, by card id: the discards when robbing, else the legal plays.
         offset = ROB_FIRST if stage == PHASE_ROB else 0
-        in_hand = HAND_SIZE if stage == PHASE_ROB else NUM_TRICKS - trick_number[g]  # no more can be legal
+        in_hand = HAND_SIZE if stage == PHASE_ROB else NUM_TRICKS - trick_number[g]  # cards held: no more are legal
         count = 0
         for card in range(NUM_CARDS):
             if masks[g, offset + card]:
@@ -98,10 +104,7 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
             elif masks[g, DECLINE_ROB]:
                 out[g] = DECLINE_ROB
             else:
-                first = 0
-                while not masks[g, first]:
-                    first += 1
-                out[g] = first
+                out[g] = _first_legal(masks, g)
             continue
         me = current[g]  # the play phase from here on
         # The card now winning the trick (agents.baselines._best_card).
@@ -121,16 +124,12 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
         safe_best = best_card if best_card >= 0 else 0
         best_trump = (not leading) and suit[g, safe_best] == TRUMP
         best_seat = -1 if leading else (played_by[g, safe_best] - me) % n
-        # Seats relative to the player to act.
-        for place in range(MAX_PLAYERS):
-            tricks[place] = 0
-            in_trick[place] = False
+        # Seats relative to the player to act (only the table's n places are read).
         for place in range(n):
             seat = (me + place) % n
             tricks[place] = tricks_won[g, seat]
             in_trick[place] = (seat - leader[g]) % n < trick_pos[g]
         jinker_place = (jinker[g] - me) % n if jinker[g] >= 0 else -1
-        hand_size = NUM_TRICKS - trick_number[g]
 
         for slot in range(count):
             c = cards[slot]
@@ -144,7 +143,7 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
         cheapest_winner = _pick(cards, low, beats, count, True)
         strongest_winner = _pick(cards, high, beats, count, False)
         own_tricks = tricks[0]
-        chance = own_tricks + hand_size >= TRICKS_TO_WIN
+        chance = own_tricks + in_hand >= TRICKS_TO_WIN
         if leading:
             play = strongest if chance else weakest
         else:

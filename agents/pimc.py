@@ -19,7 +19,7 @@
 
 Options (``load_agent("pimc:samples=64:rollout=greedy")``): ``samples`` (deals per
 decision, 1 to :data:`MAX_SAMPLES`, default 128: about 6 ms for one decision at 4 players on one
-core, 13 ms at 10 (twice that without Numba), well within the 100 ms budget; in a tournament's
+core and 13 ms at 10 (13 and 30 ms without Numba), well within the 100 ms budget; in a tournament's
 batch the cost per decision is lower), ``rollout`` (``spoiler``, ``greedy`` or ``random``),
 ``max_rows`` (rollout games per core batch, bounds memory).
 

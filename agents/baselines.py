@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, ROB_FIRST
-from spoilfive_env.backends import choose_backend
+from spoilfive_env.backends import LazyBackend
 from spoilfive_env.cards import (
     ACE_OF_TRUMPS,
     CONCEALED_ACE_STRENGTH,
@@ -308,15 +308,12 @@ def numpy_core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
     return rule_actions(view_from_core(core), masks, spoil=spoil)
 
 
-_rules_backend: list = []  # [(name, function)] once chosen: the first call reads the environment
+_rules = LazyBackend("SPOILFIVE_RULES", numpy_core_rule_actions, "agents.rules_kernel", "rule_moves")
 
 
 def rules_backend() -> str:
     """What :func:`core_rule_actions` runs: ``"numba"`` (:mod:`agents.rules_kernel`) or ``"numpy"``."""
-    if not _rules_backend:
-        _rules_backend.append(choose_backend("SPOILFIVE_RULES", numpy_core_rule_actions,
-                                             "agents.rules_kernel", "rule_moves"))
-    return _rules_backend[0][0]
+    return _rules.name()
 
 
 def core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
@@ -324,8 +321,7 @@ def core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
     core ``(B,)``, as :func:`numpy_core_rule_actions` gives it; the searches' rollouts call it
     at every step. With Numba, one compiled loop over the games (:mod:`agents.rules_kernel`),
     about five times faster for a large batch; ``SPOILFIVE_RULES`` chooses (:func:`rules_backend`)."""
-    rules_backend()
-    return _rules_backend[0][1](core, masks, spoil)
+    return _rules.function()(core, masks, spoil)
 
 
 class RandomAgent(Agent):

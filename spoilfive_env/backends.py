@@ -35,3 +35,28 @@ def choose_backend(variable: str, definition, compiled_module: str, compiled_nam
         else:
             return "numba", getattr(module, compiled_name)
     return "numpy", definition
+
+
+class LazyBackend:
+    """One kernel's implementation, chosen by :func:`choose_backend` at its first use and kept.
+
+    ``chosen`` is ``(name, function)`` once chosen, ``None`` before (set it back to ``None`` to
+    choose again, as the tests do after changing the variable).
+    """
+
+    def __init__(self, variable: str, definition, compiled_module: str, compiled_name: str):
+        self._arguments = (variable, definition, compiled_module, compiled_name)
+        self.chosen: tuple | None = None
+
+    def _choice(self) -> tuple:
+        if self.chosen is None:
+            self.chosen = choose_backend(*self._arguments)
+        return self.chosen
+
+    def name(self) -> str:
+        """``"numba"`` or ``"numpy"``."""
+        return self._choice()[0]
+
+    def function(self):
+        """The chosen implementation."""
+        return self._choice()[1]

@@ -54,7 +54,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from .backends import BACKENDS, choose_backend
+from .backends import BACKENDS, LazyBackend
 from .cards import ACE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_RANKS, SUIT_NAMES, TRICKS_TO_WIN, card_str
 from .phases import PHASE_DONE, PHASE_NAMES, PHASE_PLAY, PHASE_ROB
 
@@ -150,26 +150,18 @@ def _seat_row_offsets(batch_size: int, n: int) -> np.ndarray:
 OBSERVATION_BACKENDS = BACKENDS
 """``SPOILFIVE_OBSERVATION``: ``numba`` (the compiled loop of :mod:`spoilfive_env.observation_kernel`),
 ``numpy`` (:func:`numpy_observation`, the definition) or ``auto`` (numba when it imports)."""
-_backend: list = []  # [(name, builder)] once chosen: the first observation reads the environment
 
 
 def observation_backend() -> str:
     """The builder :func:`build_observation` uses: ``"numba"`` or ``"numpy"``."""
-    return _chosen_backend()[0]
-
-
-def _chosen_backend() -> tuple:
-    if not _backend:
-        _backend.append(choose_backend("SPOILFIVE_OBSERVATION", numpy_observation,
-                                       "spoilfive_env.observation_kernel", "build_observation"))
-    return _backend[0]
+    return _backend.name()
 
 
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state:
     :func:`numpy_observation`, or the same vector from the compiled loop when Numba is installed
     (``SPOILFIVE_OBSERVATION``, :data:`OBSERVATION_BACKENDS`)."""
-    return _chosen_backend()[1](core, seats)
+    return _backend.function()(core, seats)
 
 
 def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
@@ -239,6 +231,10 @@ def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
         obs[:, place] = core.hand_index / core.rules.num_hands
         obs[:, place + 1] = core.hand_index >= core.rules.num_hands
     return obs
+
+
+_backend = LazyBackend("SPOILFIVE_OBSERVATION", numpy_observation, "spoilfive_env.observation_kernel",
+                       "build_observation")  # chosen at the first observation: the environment is read then
 
 
 def decode_observation(observation: np.ndarray) -> dict:

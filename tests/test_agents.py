@@ -228,11 +228,11 @@ def test_the_rules_backend_is_chosen_by_the_environment(monkeypatch):
     masks = core.legal_mask()
     expected = numpy_core_rule_actions(core, masks, True)
     for choice in ("numpy", "auto"):
-        monkeypatch.setattr(baselines, "_rules_backend", [])
+        monkeypatch.setattr(baselines._rules, "chosen", None)
         monkeypatch.setenv("SPOILFIVE_RULES", choice)
         assert baselines.rules_backend() in (("numpy",) if choice == "numpy" else ("numba", "numpy"))
         assert np.array_equal(baselines.core_rule_actions(core, masks, True), expected)
-    monkeypatch.setattr(baselines, "_rules_backend", [])
+    monkeypatch.setattr(baselines._rules, "chosen", None)
     monkeypatch.setenv("SPOILFIVE_RULES", "cuda")
     with pytest.raises(ValueError, match="SPOILFIVE_RULES='cuda' is not allowed: choose one of auto, numba, numpy"):
         baselines.rules_backend()

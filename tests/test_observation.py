@@ -484,12 +484,12 @@ def test_compiled_observation_equals_the_numpy_definition(rules, mode):
 
 def test_the_observation_backend_is_chosen_by_the_environment(monkeypatch):
     for choice, expected in (("numpy", "numpy"), ("NumPy ", "numpy"), ("", None), ("auto", None)):
-        monkeypatch.setattr(obs_module, "_backend", [])
+        monkeypatch.setattr(obs_module._backend, "chosen", None)
         monkeypatch.setenv("SPOILFIVE_OBSERVATION", choice)
         backend = obs_module.observation_backend()
         assert backend == (expected or ("numba" if _numba_available() else "numpy"))
         assert core_observation_shape() == (3, OBS_DIM)
-    monkeypatch.setattr(obs_module, "_backend", [])
+    monkeypatch.setattr(obs_module._backend, "chosen", None)
     monkeypatch.setenv("SPOILFIVE_OBSERVATION", "fortran")
     with pytest.raises(ValueError, match="SPOILFIVE_OBSERVATION='fortran' is not allowed: choose one of "
                                          "auto, numba, numpy"):
@@ -499,7 +499,7 @@ def test_the_observation_backend_is_chosen_by_the_environment(monkeypatch):
 def test_numba_asked_for_but_missing_says_how_to_install_it(monkeypatch):
     import sys
 
-    monkeypatch.setattr(obs_module, "_backend", [])
+    monkeypatch.setattr(obs_module._backend, "chosen", None)
     monkeypatch.setenv("SPOILFIVE_OBSERVATION", "numba")
     import spoilfive_env
 

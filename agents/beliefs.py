@@ -160,7 +160,8 @@ def seat_zero_decisions(core, player, samples: int = 1):
                 mine = np.isin(repeat, games_then)
                 at = np.searchsorted(games_then, repeat[mine])
                 history.append((np.flatnonzero(mine), then.take(at), actions[at], trick_number[at]))
-            yield decide, read_information(observations[repeat]), history
+            now = read_information(observations[decide]).take(np.repeat(np.arange(len(decide)), samples))
+            yield decide, now, history
         actions = player.act_batch(observations, masks)
         played = np.flatnonzero(live & (core.current > 0) & (core.phase == PHASE_PLAY) & (actions < ROB_FIRST))
         if len(played):

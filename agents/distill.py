@@ -25,8 +25,8 @@ the fit is the same, from ``--policy``'s weights to ``pimc``'s mean equities; th
 kept as ``targets_pimc_...``.
 
 The result is an ordinary policy checkpoint (``load_agent(path)``, ``pimc_ppo:policy=path``);
-its ``args`` entry records the source policy and these settings. Measured (README, "The
-strongest agent"): the held-out regret falls from 0.060 to 0.041 chips a decision; the network
+its ``args`` entry records the source policy and these settings. Measured (docs/strength.md,
+"Distillation"): the held-out regret falls from 0.060 to 0.041 chips a decision; the network
 alone gains against ``spoiler`` tables and loses a little head to head against ``ppo``, whose
 self-play it no longer matches (the search models the other seats as ``spoiler``).
 """

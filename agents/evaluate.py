@@ -1,6 +1,6 @@
 """Fair tournaments: duplicate deals, every rotation of the agents, one batch on the core.
 
-``python -m agents.evaluate --players N --agents A,B,... --deals K [--seed S] [--json]``
+``python -m agents.evaluate --players N --agents A,B,... --deals K [--seed S] [--json] [--paired-with X]``
 
 A fixed set of ``K`` deals (hands, turn-up, dealer) is drawn from ``--seed``. The lineup
 ``A,B,...`` fills the table seat by seat; a lineup shorter than the table is filled with
@@ -35,6 +35,9 @@ Figures (``--json`` gives all of them):
   two tricks, how often it overtook a fellow who was already beating such a threat).
 * per table: spoil rate with its interval, and how often a player who reached two tricks
   went on to win the pool.
+* with ``--paired-with X``: the same tournament again with ``X`` in the first agent's seats (the
+  same deals, every other agent on the same streams), and the difference of the two in equity
+  and pool share with intervals clustered by deal (:func:`paired_difference`).
 
 The canary: the same deterministic agent in every seat gives every lineup entry exactly
 the fair share and exactly zero mean equity (the rotations make each entry sit in every
@@ -350,7 +353,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
 
 def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
              rules: Rules | None = None, batch_size: int = 8192, ray: str | bool | None = None,
-             shards: int | None = None, **rule_options) -> dict:
+             shards: int | None = None, paired_with=None, **rule_options) -> dict:
     """Run a tournament and return every figure as a dict (what ``--json`` prints).
 
     The figures are a function of ``(agents, num_players, deals, seed, rules)`` alone: the
@@ -378,11 +381,18 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
             objects travel pickled. A caller running many tournaments (the leaderboard)
             pays for connecting once: later calls reuse the session.
         shards: Ray tasks to cut the blocks into (default: one per CPU of the cluster).
+        paired_with: an agent spec (or object) to compare the lineup's first agent with: the
+            same tournament is played again with it in every seat of the first agent, on the
+            same deals, every other agent drawing from the same streams, and ``"paired"``
+            gives both agents' figures and the difference (first minus this one) of equity per
+            hand and of pool share, with 95% intervals clustered by deal. The difference of
+            two agents on the same deals is sharper than two separate tournaments' intervals.
 
     Returns:
         ``{"agents": {label: figures}, "entries": [figures of each lineup entry],
         "table": {...}, "lineup": [...], "num_players", "deals", "seed", "hands", "rules",
-        "seconds"}``. Labels are the specs (agent objects: their ``name``).
+        "seconds"}``, and ``"paired"`` with ``paired_with``. Labels are the specs (agent
+        objects: their ``name``).
 
     Example (training's periodic check against a table of spoilers):
         ``evaluate([my_agent, "spoiler"], num_players=4, deals=500, seed=1)["agents"]``
@@ -403,18 +413,29 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     specs, lineup = distinct_specs(agents, num_players)
     distinct = build_agents(specs, seed)  # also on the Ray path: a bad spec fails here, before any task
     labels = _labels(specs, distinct)
+    if paired_with is not None:  # the rival in the first agent's place: index 0, so its streams
+        rival_specs = [paired_with, *specs[1:]]
+        rival = build_agents(rival_specs[:1], seed) + distinct[1:]
     hands, turnups, dealers = make_deals(num_players, int(deals), seed)
-    if ray is None or ray is False:
-        outcome = play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed)
-    else:
-        outcome = run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size,
-                             address=ray, shards=shards)
+
+    def play(specs, distinct):
+        if ray is None or ray is False:
+            return play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed)
+        return run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size,
+                          address=ray, shards=shards)
+
+    outcome = play(specs, distinct)
     n = num_players
     agent_groups = {label: lineup == index for index, label in enumerate(labels)}
     per_agent, table = summarise(outcome, rules, int(deals), agent_groups)
     entry_groups = {str(e): np.arange(n) == e for e in range(n)}
     per_entry, _ = summarise(outcome, rules, int(deals), entry_groups)
     entries = [{"entry": e, "agent": labels[lineup[e]], **per_entry[str(e)]} for e in range(n)]
+    extra = {}
+    if paired_with is not None:
+        rival_label = paired_with if isinstance(paired_with, str) else getattr(rival[0], "name", "rival")
+        extra["paired"] = paired_difference(outcome, play(rival_specs, rival), lineup == 0, int(deals),
+                                            labels[0], rival_label)
     return {
         "num_players": n,
         "deals": int(deals),
@@ -426,7 +447,47 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         "agents": per_agent,
         "entries": entries,
         "table": table,
+        **extra,
         "seconds": time.perf_counter() - started,
+    }
+
+
+def _per_deal_results(outcome: dict, entries: np.ndarray, num_deals: int):
+    """Per deal: the mean equity a hand of the seats of ``entries``, the pools they won, and
+    the pools anybody won ``(K,)`` each."""
+    n = outcome["equity"].shape[1]
+    mine = entries[outcome["entry_of_seat"]]
+    seat_won = outcome["winner"][:, None] == np.arange(n)[None, :]
+    equity = (outcome["equity"] * mine).reshape(num_deals, -1).sum(axis=1) / (int(entries.sum()) * n)
+    won = (seat_won & mine).reshape(num_deals, -1).sum(axis=1).astype(np.float64)
+    pools = (outcome["winner"] >= 0).reshape(num_deals, -1).sum(axis=1).astype(np.float64)
+    return equity, won, pools
+
+
+def paired_difference(outcome: dict, rival_outcome: dict, entries: np.ndarray, num_deals: int,
+                      label: str, rival_label: str) -> dict:
+    """The seats of lineup ``entries`` in two tournaments on the same deals, their agent in
+    ``outcome`` and a rival in ``rival_outcome``: each one's mean equity and pool share, and the
+    differences (agent minus rival) with 95% intervals clustered by deal (the pool share's by
+    the delta method, as :func:`_ratio_ci`)."""
+    equity, won, pools = _per_deal_results(outcome, entries, num_deals)
+    rival_equity, rival_won, rival_pools = _per_deal_results(rival_outcome, entries, num_deals)
+    if not (pools.sum() and rival_pools.sum()):  # nobody won a pool in one of them: no share to compare
+        share = rival_share = float("nan")
+        pools, rival_pools = np.ones_like(pools), np.ones_like(rival_pools)
+    else:
+        share, rival_share = won.sum() / pools.sum(), rival_won.sum() / rival_pools.sum()
+    # Each deal's pull on the difference of the two ratios (first-order), as _ratio_ci does for one.
+    influence = (won - share * pools) / pools.sum() - (rival_won - rival_share * rival_pools) / rival_pools.sum()
+    K = num_deals
+    share_half = float(Z95 * np.sqrt(K / (K - 1) * (influence ** 2).sum())) if K > 1 else float("nan")
+    difference, difference_half = _mean_ci(equity - rival_equity)
+    return {
+        "agent": label, "rival": rival_label,
+        "mean_equity": float(equity.mean()), "rival_mean_equity": float(rival_equity.mean()),
+        "pool_share": float(share), "rival_pool_share": float(rival_share),
+        "equity_difference": difference, "equity_difference_ci95": difference_half,
+        "pool_share_difference": float(share - rival_share), "pool_share_difference_ci95": share_half,
     }
 
 
@@ -459,6 +520,16 @@ def format_report(report: dict) -> str:
         f"± {100 * t['two_trick_conversion_ci95']:.1f}% of the time",
         "intervals: 95%, clustered by deal; equity and chips per hand per seat played",
     ]
+    if "paired" in report:
+        p = report["paired"]
+        lines += [
+            "",
+            f"paired on the same deals, {p['agent']} minus {p['rival']} in its seats: equity / hand "
+            f"{p['equity_difference']:+.3f} ± {p['equity_difference_ci95']:.3f} "
+            f"({p['mean_equity']:+.3f} against {p['rival_mean_equity']:+.3f}); pool share "
+            f"{100 * p['pool_share_difference']:+.1f} ± {100 * p['pool_share_difference_ci95']:.1f} points "
+            f"({p['pool_share']:.3f} against {p['rival_pool_share']:.3f})",
+        ]
     return "\n".join(lines)
 
 
@@ -501,6 +572,9 @@ def main(argv=None) -> int:
                              "joins the one `ray start` made here, HOST:PORT joins that head (same figures as without)")
     parser.add_argument("--shards", type=positive_int, default=None,
                         help="with --ray: Ray tasks to split the deals into (default: one per CPU of the cluster)")
+    parser.add_argument("--paired-with", default=None, metavar="AGENT",
+                        help="play the tournament again with AGENT in the first agent's seats, on the same deals, "
+                             "and report the difference (first agent minus AGENT) of equity and pool share")
     args = parser.parse_args(argv)
     if args.shards is not None and args.ray is None:
         parser.error("--shards is for --ray: add --ray [ADDRESS], or leave --shards out")
@@ -517,13 +591,19 @@ def main(argv=None) -> int:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
     if len(specs) > args.players:
         parser.error(f"--agents: {len(specs)} agents do not fit a table of --players {args.players}")
-    for spec in dict.fromkeys(specs):  # load each once now, so that a bad one fails before any play
+    if args.paired_with is not None and not args.paired_with.strip():
+        parser.error("--paired-with '': give an agent (a name, a name:key=value spec or a checkpoint path)")
+    checked = [("--agents", spec) for spec in dict.fromkeys(specs)]
+    if args.paired_with is not None:
+        args.paired_with = args.paired_with.strip()
+        checked.append(("--paired-with", args.paired_with))
+    for flag, spec in checked:  # load each once now, so that a bad one fails before any play
         try:
             load_agent(spec, seed=0)
         except ValueError as error:
-            parser.error(f"--agents: {error}")
+            parser.error(f"{flag}: {error}")
         except ImportError as error:
-            parser.error(f"--agents {spec!r}: {error}")
+            parser.error(f"{flag} {spec!r}: {error}")
     if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
         try:
             connect(args.ray)
@@ -531,7 +611,7 @@ def main(argv=None) -> int:
             parser.error(str(error))
     try:
         report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size,
-                          ray=args.ray, shards=args.shards)
+                          ray=args.ray, shards=args.shards, paired_with=args.paired_with)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
     print(json.dumps(report, indent=2) if args.json else format_report(report))

@@ -150,6 +150,8 @@ EVALUATE_CASES = [
     (["--agents", "random", "--deals", "99999999999999999999"], ["--deals", "at most 1,000,000"]),
     (["--agents", "random", "--preset", "casino"], ["--preset", "default, hoyle"]),
     (["--players", "4"], ["--agents"]),
+    (["--agents", "random", "--paired-with", "nobody"], ["--paired-with", "unknown agent"]),
+    (["--agents", "random", "--paired-with", " "], ["--paired-with", "give an agent"]),
 ]
 
 

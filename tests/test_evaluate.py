@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 
 from agents import load_agent
-from agents.evaluate import BASELINES, check_against_baselines, evaluate, format_report, make_deals
+from agents.evaluate import (
+    BASELINES,
+    build_agents,
+    check_against_baselines,
+    distinct_specs,
+    evaluate,
+    format_report,
+    make_deals,
+    paired_difference,
+    play_tournament,
+)
+from spoilfive_env.rules import Rules
 
 
 @pytest.mark.parametrize("name", ["greedy", "spoiler"])
@@ -137,3 +148,52 @@ def test_command_line_json_and_table():
     bad = subprocess.run([sys.executable, "-m", "agents.evaluate", "--agents", "greedy,nobody", "--deals", "5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
+
+
+def test_an_agent_paired_with_itself_differs_by_exactly_nothing():
+    # random draws from its streams at every move: only identical streams on identical deals give 0.
+    report = evaluate(["random", "spoiler"], 3, deals=120, seed=4, paired_with="random")
+    paired = report["paired"]
+    assert paired["agent"] == "random" and paired["rival"] == "random"
+    assert paired["equity_difference"] == 0 and paired["equity_difference_ci95"] == 0
+    assert paired["pool_share_difference"] == 0 and paired["pool_share_difference_ci95"] == 0
+    assert paired["mean_equity"] == pytest.approx(report["agents"]["random"]["mean_equity"])
+    assert "paired on the same deals, random minus random" in format_report(report)
+
+
+def test_a_pairing_replays_the_two_tournaments_it_compares():
+    lineup = ["pimc:samples=4", "greedy", "spoiler"]
+    paired = evaluate(lineup, 4, deals=150, seed=6, paired_with="random")["paired"]
+    alone = evaluate(lineup, 4, deals=150, seed=6)["agents"]["pimc:samples=4"]
+    rival = evaluate(["random", *lineup[1:]], 4, deals=150, seed=6)["agents"]["random"]
+    assert paired["mean_equity"] == pytest.approx(alone["mean_equity"])
+    assert paired["pool_share"] == pytest.approx(alone["pool_share"])
+    assert paired["rival_mean_equity"] == pytest.approx(rival["mean_equity"])
+    assert paired["rival_pool_share"] == pytest.approx(rival["pool_share"])
+    assert paired["equity_difference"] == pytest.approx(alone["mean_equity"] - rival["mean_equity"])
+    assert paired["pool_share_difference"] == pytest.approx(alone["pool_share"] - rival["pool_share"])
+    assert paired["equity_difference"] > 0 and paired["equity_difference_ci95"] > 0
+
+
+def test_the_paired_share_interval_agrees_with_a_bootstrap_over_deals():
+    rules, deals, seed = Rules(num_players=3), 400, 8
+    hands, turnups, dealers = make_deals(3, deals, seed)
+    outcomes = []
+    for first in ("greedy", "random"):
+        specs, lineup = distinct_specs([first, "spoiler"], 3)
+        outcomes.append(play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed))
+    entries = lineup == 0
+    paired = paired_difference(*outcomes, entries, deals, "greedy", "random")
+
+    def per_deal(outcome):
+        mine = entries[outcome["entry_of_seat"]]
+        won = ((outcome["winner"][:, None] == np.arange(3)) & mine).reshape(deals, -1).sum(axis=1)
+        return won, (outcome["winner"] >= 0).reshape(deals, -1).sum(axis=1)
+
+    (won, pools), (rival_won, rival_pools) = per_deal(outcomes[0]), per_deal(outcomes[1])
+    rng = np.random.default_rng(0)
+    draws = rng.integers(0, deals, size=(4000, deals))
+    differences = won[draws].sum(1) / pools[draws].sum(1) - rival_won[draws].sum(1) / rival_pools[draws].sum(1)
+    share_difference = won.sum() / pools.sum() - rival_won.sum() / rival_pools.sum()
+    assert paired["pool_share_difference"] == pytest.approx(share_difference)
+    assert paired["pool_share_difference_ci95"] == pytest.approx(1.96 * differences.std(), rel=0.1)

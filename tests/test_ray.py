@@ -108,6 +108,14 @@ def test_sharded_tournament_equals_the_single_process_one(cluster, lineup, num_p
         assert json.dumps(sharded, sort_keys=True) == json.dumps(single, sort_keys=True), shards
 
 
+def test_a_sharded_pairing_equals_the_single_process_one(cluster):
+    lineup, deals = ["random", "greedy"], BLOCK_DEALS + 40
+    single = without_time(evaluate(lineup, 3, deals, seed=9, paired_with="spoiler"))
+    sharded = without_time(evaluate(lineup, 3, deals, seed=9, paired_with="spoiler", ray=True, shards=2))
+    assert sharded["paired"]["equity_difference"] != 0
+    assert json.dumps(sharded, sort_keys=True) == json.dumps(single, sort_keys=True)
+
+
 def run(*args, timeout=120):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 

@@ -154,12 +154,15 @@ class PolicyPIMCAgent(PIMCAgent):
         mine = core.current == 0
         if self._others_net is None:
             actions = core_rule_actions(core, masks, self.others == "spoiler")
-            observations = core.observe() if mine.any() else None
-        else:
-            observations = core.observe()
-            actions = np.empty(len(masks), np.int64)
-            if not mine.all():
-                actions[~mine] = self._others_net.act_batch(observations[~mine], masks[~mine])
+            rows = np.flatnonzero(mine)
+            if len(rows):  # observe only the searcher's games: a fraction of the batch, one per seat
+                seen = core.observe() if len(rows) == len(mine) else core.subset(rows).observe()
+                actions[rows] = self.policy.act_batch(seen, masks[rows])
+            return actions
+        observations = core.observe()
+        actions = np.empty(len(masks), np.int64)
+        if not mine.all():
+            actions[~mine] = self._others_net.act_batch(observations[~mine], masks[~mine])
         if mine.any():
             actions[mine] = self.policy.act_batch(observations[mine], masks[mine])
         return actions

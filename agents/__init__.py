@@ -48,8 +48,8 @@ POLICY_SEARCH: dict[str, str] = {"pimc_ppo": "ppo"}
 
 BEST = "pimc_ppo:samples=96:loss_weight=2"
 """The strongest shipped agent, what ``load_agent("best")`` returns (measured in the README's
-"The strongest agent" and in docs/strength.md): ``pimc_ppo`` with 96 sampled deals a decision instead
-of 32, another seat's win counting three times in the search's values (``loss_weight=2``: it
+"The strongest agent" and in docs/strength.md): ``pimc_ppo`` with 96 sampled deals a decision
+instead of 32, another seat's win counting three times in the search's values (``loss_weight=2``: it
 stops more two-trick players at five players, and is at least as strong against ``pimc``),
 23 to 27 ms of one core a decision at 4 and 5 players (39 ms at 10)."""
 

@@ -18,9 +18,9 @@ reward weighs one's own win against another's as pool share does near a fair sha
 stopping the others' (the knob of the cooperative-spoiling study: how much a player cares
 that somebody else takes the pool).
 
-Measured (docs/strength.md, "What was tried"): the policy playing the *other* seats too (``others=policy``)
-was weaker against spoiler tables than the policy alone; ``spoiler`` as the model of the
-others is what makes the search pay.
+Measured (docs/strength.md, "What was tried"): the policy playing the *other* seats too
+(``others=policy``) was weaker against spoiler tables than the policy alone; ``spoiler`` as the
+model of the others is what makes the search pay.
 
 Options (``load_agent("pimc_ppo:samples=48:others=policy")``): ``samples`` (deals per
 decision), ``policy`` (a shipped checkpoint name or a checkpoint path, default ``ppo``),
@@ -54,8 +54,9 @@ from .pimc import PIMCAgent, action_values, exact_action_values
 from .policy import PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
-"""Deals per decision of ``pimc_ppo``. ``best`` takes 96 (docs/strength.md, "How it was chosen": a little
-stronger against pimc tables at every size on seeds 0-2, about twice the time); 256 was no stronger than 96."""
+"""Deals per decision of ``pimc_ppo``. ``best`` takes 96 (docs/strength.md, "How it was chosen": a
+little stronger against pimc tables at every size on seeds 0-2, about twice the time); 256 was no
+stronger than 96."""
 MAX_EXACT_TRICKS = 3
 """The most tricks left at which ``exact_tricks`` may replace the rollouts by the full game tree
 (three tricks at five players is already hundreds of thousands of lines a decision)."""

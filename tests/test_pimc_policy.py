@@ -71,6 +71,24 @@ def test_a_checkpoint_as_others_plays_every_seat_but_the_searchers():
     np.testing.assert_array_equal(agent._policy_actions(core, masks, agent.rng), expected)
 
 
+@pytest.mark.parametrize("others, spoil", [("spoiler", True), ("greedy", False)])
+def test_a_rule_model_of_the_others_leaves_the_searchers_games_to_the_policy(others, spoil):
+    from agents.baselines import core_rule_actions
+
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=9)
+    core.step(np.argmax(core.legal_mask(), axis=1))  # the seat to act now differs between games
+    agent = load_agent(f"pimc_ppo:others={others}")
+    masks, searcher = core.legal_mask(), core.current == 0
+    assert searcher.any() and not searcher.all()
+    # The searcher's moves: the policy on his observation, as if the whole batch had been observed.
+    by_policy = load_agent("ppo").act_batch(core.observe(), masks)
+    expected = np.where(searcher, by_policy, core_rule_actions(core, masks, spoil))
+    np.testing.assert_array_equal(agent._policy_actions(core, masks, agent.rng), expected)
+    everyone_searcher = core.subset(np.flatnonzero(searcher))  # every game the searcher's: no subset taken
+    np.testing.assert_array_equal(agent._policy_actions(everyone_searcher, everyone_searcher.legal_mask(), agent.rng),
+                                  by_policy[searcher])
+
+
 def test_a_checkpoint_path_as_the_policy_option(tmp_path):
     # The spec ends in ".pt" but names a search agent: the path is its policy, not the agent.
     path = tmp_path / "policy.pt"

@@ -267,18 +267,50 @@ def _mean_ci(per_deal: np.ndarray) -> tuple[float, float]:
     return mean, half
 
 
-def _ratio_ci(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
-    """Ratio of sums over deals with a delta-method 95% interval clustered by deal."""
-    K = len(numerator)
+def _ratio_residuals(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, np.ndarray, float]:
+    """Ratio of sums over deals, each deal's residual from it, and the denominator's total: the
+    deal's first-order pull on the ratio is ``residual / total`` (the delta method). ``nan`` when
+    the denominator sums to zero."""
     total = denominator.sum()
     if total == 0:
-        return float("nan"), float("nan")
+        return float("nan"), np.full(len(numerator), np.nan), float("nan")
     ratio = numerator.sum() / total
+    return float(ratio), numerator - ratio * denominator, total
+
+
+def _influence_ci(influence: np.ndarray, scale: float = 1.0) -> float:
+    """Half-width of the 95% interval of a figure whose per-deal pulls are ``influence / scale``
+    (clustered by deal)."""
+    K = len(influence)
     if K < 2:
-        return float(ratio), float("nan")
-    residual = numerator - ratio * denominator
-    variance = K / (K - 1) * (residual ** 2).sum() / total ** 2
-    return float(ratio), float(Z95 * np.sqrt(variance))
+        return float("nan")
+    return float(Z95 * np.sqrt(K / (K - 1) * (influence ** 2).sum() / scale ** 2))
+
+
+def _ratio_ci(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float]:
+    """Ratio of sums over deals with a delta-method 95% interval clustered by deal."""
+    ratio, residual, total = _ratio_residuals(numerator, denominator)
+    return ratio, _influence_ci(residual, total)
+
+
+def _deal_sums(values: np.ndarray, num_deals: int) -> np.ndarray:
+    """Per-game values ``(G, n)`` or ``(G,)`` summed per deal ``(K,)`` (game = deal * n + rotation)."""
+    return values.reshape(num_deals, -1).sum(axis=1)
+
+
+def _seat_won(outcome: dict, rules: Rules) -> np.ndarray:
+    """``(G, n)``: the seat's side took the pool (in partnerships, both partners)."""
+    n = rules.num_players
+    side = np.arange(n) % 2 if rules.partnerships else np.arange(n)
+    return outcome["winner"][:, None] == side[None, :]
+
+
+def _group_per_deal(outcome: dict, seat_won: np.ndarray, mine: np.ndarray, num_deals: int):
+    """Per deal, for the seats ``mine`` marks ``(G, n)``: their mean equity a hand and the pools
+    they won (the numerator of their pool share), ``(K,)`` each."""
+    hands_per_deal = int(mine.sum()) // num_deals
+    equity = _deal_sums(outcome["equity"] * mine, num_deals) / hands_per_deal
+    return equity, _deal_sums((seat_won & mine).astype(np.float64), num_deals)
 
 
 def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, stopped, overtakes, chances) -> dict:
@@ -302,17 +334,15 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     n = rules.num_players
     entry_of_seat = outcome["entry_of_seat"]
     winner = outcome["winner"]
-    side = np.arange(n) % 2 if rules.partnerships else np.arange(n)
-    seat_won = winner[:, None] == side[None, :]
+    seat_won = _seat_won(outcome, rules)
     reached_two = outcome["tricks"] >= 2
     jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
     jink_won = jinked & outcome["jink_won"][:, None]
     won_any = (winner >= 0)
     faced, stopped = stops(outcome["trick_winner"], winner, n)
 
-    def by_deal(values):  # (G, n) or (G,) -> (K,) sums per deal
-        values = values.reshape(num_deals, -1)
-        return values.sum(axis=1)
+    def by_deal(values):
+        return _deal_sums(values, num_deals)
 
     total_wins = by_deal(seat_won.astype(np.float64))
     result = {}
@@ -320,9 +350,10 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
         mine = entries[entry_of_seat]  # (G, n) bool: seat played by this group
         seats = int(entries.sum())
         hands_per_deal = seats * n
-        equity, equity_ci = _mean_ci(by_deal(outcome["equity"] * mine) / hands_per_deal)
+        equity_per_deal, pools_won = _group_per_deal(outcome, seat_won, mine, num_deals)
+        equity, equity_ci = _mean_ci(equity_per_deal)
         chips, chips_ci = _mean_ci(by_deal(outcome["chips"] * mine) / hands_per_deal)
-        share, share_ci = _ratio_ci(by_deal((seat_won & mine).astype(np.float64)), total_wins)
+        share, share_ci = _ratio_ci(pools_won, total_wins)
         conversion, conversion_ci = _ratio_ci(by_deal((seat_won & reached_two & mine).astype(np.float64)),
                                               by_deal((reached_two & mine).astype(np.float64)))
         result[label] = {
@@ -434,7 +465,7 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     extra = {}
     if paired_with is not None:
         rival_label = paired_with if isinstance(paired_with, str) else getattr(rival[0], "name", "rival")
-        extra["paired"] = paired_difference(outcome, play(rival_specs, rival), lineup == 0, int(deals),
+        extra["paired"] = paired_difference(outcome, play(rival_specs, rival), rules, lineup == 0, int(deals),
                                             labels[0], rival_label)
     return {
         "num_players": n,
@@ -452,42 +483,28 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     }
 
 
-def _per_deal_results(outcome: dict, entries: np.ndarray, num_deals: int):
-    """Per deal: the mean equity a hand of the seats of ``entries``, the pools they won, and
-    the pools anybody won ``(K,)`` each."""
-    n = outcome["equity"].shape[1]
-    mine = entries[outcome["entry_of_seat"]]
-    seat_won = outcome["winner"][:, None] == np.arange(n)[None, :]
-    equity = (outcome["equity"] * mine).reshape(num_deals, -1).sum(axis=1) / (int(entries.sum()) * n)
-    won = (seat_won & mine).reshape(num_deals, -1).sum(axis=1).astype(np.float64)
-    pools = (outcome["winner"] >= 0).reshape(num_deals, -1).sum(axis=1).astype(np.float64)
-    return equity, won, pools
-
-
-def paired_difference(outcome: dict, rival_outcome: dict, entries: np.ndarray, num_deals: int,
+def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries: np.ndarray, num_deals: int,
                       label: str, rival_label: str) -> dict:
     """The seats of lineup ``entries`` in two tournaments on the same deals, their agent in
-    ``outcome`` and a rival in ``rival_outcome``: each one's mean equity and pool share, and the
-    differences (agent minus rival) with 95% intervals clustered by deal (the pool share's by
-    the delta method, as :func:`_ratio_ci`)."""
-    equity, won, pools = _per_deal_results(outcome, entries, num_deals)
-    rival_equity, rival_won, rival_pools = _per_deal_results(rival_outcome, entries, num_deals)
-    if not (pools.sum() and rival_pools.sum()):  # nobody won a pool in one of them: no share to compare
-        share = rival_share = float("nan")
-        pools, rival_pools = np.ones_like(pools), np.ones_like(rival_pools)
-    else:
-        share, rival_share = won.sum() / pools.sum(), rival_won.sum() / rival_pools.sum()
-    # Each deal's pull on the difference of the two ratios (first-order), as _ratio_ci does for one.
-    influence = (won - share * pools) / pools.sum() - (rival_won - rival_share * rival_pools) / rival_pools.sum()
-    K = num_deals
-    share_half = float(Z95 * np.sqrt(K / (K - 1) * (influence ** 2).sum())) if K > 1 else float("nan")
-    difference, difference_half = _mean_ci(equity - rival_equity)
+    ``outcome`` and a rival in ``rival_outcome``: each one's mean equity and pool share, as
+    :func:`summarise` counts them, and the differences (agent minus rival) with 95% intervals
+    clustered by deal (the pool share's by the delta method, as :func:`_ratio_ci`)."""
+    mine = entries[outcome["entry_of_seat"]]  # the same seats in both: same lineup, same rotations
+    figures = []
+    for played in (outcome, rival_outcome):
+        seat_won = _seat_won(played, rules)
+        equity, pools_won = _group_per_deal(played, seat_won, mine, num_deals)
+        share, residual, total = _ratio_residuals(pools_won, _deal_sums(seat_won.astype(np.float64), num_deals))
+        figures.append((equity, share, residual / total))
+    (equity, share, influence), (rival_equity, rival_share, rival_influence) = figures
+    difference, difference_ci = _mean_ci(equity - rival_equity)
     return {
         "agent": label, "rival": rival_label,
         "mean_equity": float(equity.mean()), "rival_mean_equity": float(rival_equity.mean()),
-        "pool_share": float(share), "rival_pool_share": float(rival_share),
-        "equity_difference": difference, "equity_difference_ci95": difference_half,
-        "pool_share_difference": float(share - rival_share), "pool_share_difference_ci95": share_half,
+        "pool_share": share, "rival_pool_share": rival_share,
+        "equity_difference": difference, "equity_difference_ci95": difference_ci,
+        "pool_share_difference": share - rival_share,
+        "pool_share_difference_ci95": _influence_ci(influence - rival_influence),
     }
 
 

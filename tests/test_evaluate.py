@@ -161,11 +161,13 @@ def test_an_agent_paired_with_itself_differs_by_exactly_nothing():
     assert "paired on the same deals, random minus random" in format_report(report)
 
 
-def test_a_pairing_replays_the_two_tournaments_it_compares():
+@pytest.mark.parametrize("partnerships", [False, True])
+def test_a_pairing_replays_the_two_tournaments_it_compares(partnerships):
+    # In partnerships a won pool counts for both partners' seats, as the tournament's own share counts it.
     lineup = ["pimc:samples=4", "greedy", "spoiler"]
-    paired = evaluate(lineup, 4, deals=150, seed=6, paired_with="random")["paired"]
-    alone = evaluate(lineup, 4, deals=150, seed=6)["agents"]["pimc:samples=4"]
-    rival = evaluate(["random", *lineup[1:]], 4, deals=150, seed=6)["agents"]["random"]
+    paired = evaluate(lineup, 4, deals=150, seed=6, paired_with="random", partnerships=partnerships)["paired"]
+    alone = evaluate(lineup, 4, deals=150, seed=6, partnerships=partnerships)["agents"]["pimc:samples=4"]
+    rival = evaluate(["random", *lineup[1:]], 4, deals=150, seed=6, partnerships=partnerships)["agents"]["random"]
     assert paired["mean_equity"] == pytest.approx(alone["mean_equity"])
     assert paired["pool_share"] == pytest.approx(alone["pool_share"])
     assert paired["rival_mean_equity"] == pytest.approx(rival["mean_equity"])
@@ -183,7 +185,7 @@ def test_the_paired_share_interval_agrees_with_a_bootstrap_over_deals():
         specs, lineup = distinct_specs([first, "spoiler"], 3)
         outcomes.append(play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed))
     entries = lineup == 0
-    paired = paired_difference(*outcomes, entries, deals, "greedy", "random")
+    paired = paired_difference(*outcomes, rules, entries, deals, "greedy", "random")
 
     def per_deal(outcome):
         mine = entries[outcome["entry_of_seat"]]

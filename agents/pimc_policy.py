@@ -33,7 +33,10 @@ alone; 1: search every trick), ``win_weight`` (extra weight of the searcher's ow
 the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``loss_weight`` (the
 same for the others' wins), ``jink_confidence`` (jink only when the jink succeeds in at
 least this share of the sampled deals, else claim: a pool in hand counts for more in the pool
-share than the jink's bonus; 0: by value alone), ``max_rows`` (rollout games per core batch).
+share than the jink's bonus; 0: by value alone), ``inner_samples`` (recursive search: in each
+rollout the searcher's next turn is itself a search of this many deals, drawn again from its own
+observation of the sampled deal, its later turns the policy's; 0: the policy's throughout),
+``max_rows`` (rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
@@ -47,10 +50,10 @@ import numpy as np
 from spoilfive_env.actions import CLAIM, JINK
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
-from spoilfive_env.rules import Rules
+from spoilfive_env.rules import Rules, is_integer
 
 from .baselines import core_rule_actions
-from .pimc import PIMCAgent, action_values, exact_action_values
+from .pimc import MAX_SAMPLES, PIMCAgent, action_values, exact_action_values
 from .policy import PolicyAgent, load_policy_agent
 
 DEFAULT_SAMPLES = 32
@@ -104,6 +107,9 @@ class PolicyPIMCAgent(PIMCAgent):
             ``1 + loss_weight`` times; 0 (default) keeps the plain equity.
         jink_confidence: the least share of the sampled deals in which a jink must succeed for
             the search to jink (0 to 1; 0, the default: the best mean value decides).
+        inner_samples: deals of the search that plays the searcher's next turn in every
+            rollout (recursive determinised search, "IIMC" in Furtak and Buro, 2013); 0 (default):
+            the policy plays it.
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """
@@ -113,7 +119,7 @@ class PolicyPIMCAgent(PIMCAgent):
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
                  search_from_trick: int = 1, win_weight: float = 0.0, loss_weight: float = 0.0,
-                 jink_confidence: float = 0.0, max_rows: int = 32768, rules=None):
+                 jink_confidence: float = 0.0, inner_samples: int = 0, max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
         self.policy = policy if isinstance(policy, PolicyAgent) else load_policy_agent(policy)
         self.others = others
@@ -146,10 +152,44 @@ class PolicyPIMCAgent(PIMCAgent):
             "a number from 0 to 1 (the least share of sampled deals in which a jink must succeed)", high=1)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{self.others}"
         self._policy = self._policy_actions
+        if not is_integer(inner_samples) or not 0 <= inner_samples <= MAX_SAMPLES:
+            raise ValueError(f"inner_samples={inner_samples!r} is not allowed: it must be a whole number from 0 "
+                             f"(the policy plays the searcher's later turns) to {MAX_SAMPLES:,}")
+        self.inner_samples = int(inner_samples)
+        self._inner = None  # the search of the searcher's next turn in the rollouts
+        if self.inner_samples:
+            inner_others = self.others if self._others_net is None else self._others_net
+            self._inner = PolicyPIMCAgent(samples=self.inner_samples, policy=self.policy, others=inner_others,
+                                          win_weight=self.win_weight, loss_weight=self.loss_weight,
+                                          max_rows=max_rows, rules=rules)
+        self._next_turn_cards = None  # while searching: the searcher's cards in hand at its next turn
+
+    def bind(self, rules) -> None:
+        super().bind(rules)
+        if self._inner is not None:
+            self._inner.bind(rules)
 
     def _policy_actions(self, core, masks, rng) -> np.ndarray:
         """Every simulated player's move: the policy on his own observation of the sampled deal
-        (with ``others`` a rule-based agent, only the searching seat 0 uses the policy)."""
+        (with ``others`` a rule-based agent, only the searching seat 0 uses the policy); with
+        ``inner_samples``, the searcher's next turn searched instead."""
+        actions = self._model_actions(core, masks)
+        if self._next_turn_cards is not None:
+            self._search_next_turn(core, masks, actions)
+        return actions
+
+    def _search_next_turn(self, core, masks, actions) -> None:
+        """Where the searcher (seat 0) is at its next turn, with a choice, its move is the inner
+        search's from its own observation of the simulated deal; in place."""
+        low, high = self._next_turn_cards
+        cards = (core.holder == 0).sum(axis=1)
+        rows = np.flatnonzero((core.current == 0) & (cards >= low) & (cards <= high) & (masks.sum(axis=1) > 1))
+        if len(rows):
+            seen = core.observe() if len(rows) == core.batch_size else core.subset(rows).observe()
+            actions[rows] = self._inner.act_batch(seen, masks[rows])
+
+    def _model_actions(self, core, masks) -> np.ndarray:
+        """The moves of the rollouts' models: the policy for the searcher, ``others`` for the rest."""
         if self.others == "policy":
             return self.policy.act_batch(core.observe(), masks)
         mine = core.current == 0
@@ -179,6 +219,24 @@ class PolicyPIMCAgent(PIMCAgent):
         return self.policy.act_batch(observations, masks)
 
     def _search(self, observations, masks, fallback, rules):
+        if self._inner is None:
+            return self._search_decisions(observations, masks, fallback, rules)
+        # Recursive: decisions grouped by the searcher's cards in hand, so that its next turn in
+        # the rollouts is known by the cards it then holds (one fewer after a card played, one
+        # more while robbing the turn-up, as many before a jink's lead).
+        self._inner.rules, self._inner.rng = rules, self.rng
+        cards = np.rint(observations[:, SLICES["hand"]].sum(axis=1)).astype(np.int64)
+        chosen = np.empty(len(observations), np.int64)
+        try:
+            for held in np.unique(cards):
+                rows = np.flatnonzero(cards == held)
+                self._next_turn_cards = (held - 1, held + 1)
+                chosen[rows] = self._search_decisions(observations[rows], masks[rows], fallback[rows], rules)
+        finally:
+            self._next_turn_cards = None
+        return chosen
+
+    def _search_decisions(self, observations, masks, fallback, rules):
         D = len(observations)
         repeat, games = self._sample_worlds(observations, rules)
         exact = observations[:, SLICES["hand"]].sum(axis=1)[repeat] <= self.exact_tricks

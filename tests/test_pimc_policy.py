@@ -14,6 +14,7 @@ from agents import BEST, load_agent  # noqa: E402
 from agents.pimc_policy import PolicyPIMCAgent  # noqa: E402
 from spoilfive_env.actions import CLAIM, JINK  # noqa: E402
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, SpoilFiveCore  # noqa: E402
+from spoilfive_env.observation import SLICES  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
@@ -178,6 +179,67 @@ def test_before_search_from_trick_the_policy_plays_alone():
     assert (always.act_batch(observations, masks) != own).any()  # the search changes some of them
     with pytest.raises(ValueError, match="search_from_trick=0 is not allowed"):
         load_agent("pimc_ppo:search_from_trick=0")
+
+
+
+def decisions_through_the_hand(num_players=3, games=48, seed=5):
+    """Observations and masks of decisions with a choice, spread from the robbing to the last trick."""
+    from agents.baselines import rule_actions, view_from_core
+
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=seed)
+    stop_after = np.random.default_rng(seed).integers(0, 4 * num_players, size=games)
+    observations, masks = [], []
+    for step in range(5 * num_players + 4):
+        legal = core.legal_mask()
+        here = ~core.done & (stop_after == step) & (legal.sum(axis=1) > 1)
+        observations.append(core.observe()[here])
+        masks.append(legal[here])
+        core.step(rule_actions(view_from_core(core), legal, spoil=True), where=~core.done)
+    return core.rules, np.concatenate(observations), np.concatenate(masks)
+
+
+def test_inner_search_plays_only_the_searchers_next_turn(monkeypatch):
+    rules, observations, masks = decisions_through_the_hand()
+    held = observations[:, SLICES["hand"]].sum(axis=1)
+    assert len(np.unique(held)) >= 4  # decisions from several tricks
+    recursive = load_agent("pimc_ppo:samples=4:inner_samples=3", seed=6)
+    plain = load_agent("pimc_ppo:samples=4", seed=6)
+    for agent in (recursive, plain):
+        agent.bind(rules)
+    asked = []  # (cards the decision searched holds, cards the searcher holds where the inner search is asked)
+
+    def answer_as_the_policy(inner_observations, inner_masks):
+        assert (inner_masks.sum(axis=1) > 1).all()
+        asked.append((recursive._next_turn_cards, inner_observations[:, SLICES["hand"]].sum(axis=1)))
+        return recursive.policy.act_batch(inner_observations, inner_masks)
+
+    monkeypatch.setattr(recursive._inner, "act_batch", answer_as_the_policy)
+    # An inner search that answers as the policy does leaves the plain search's choices, draw for draw
+    # (the recursive search draws its deals group by group of cards held, fewest first).
+    expected = np.empty(len(masks), np.int64)
+    for cards in np.unique(held):
+        group = np.flatnonzero(held == cards)
+        expected[group] = plain.act_batch(observations[group], masks[group])
+    np.testing.assert_array_equal(recursive.act_batch(observations, masks), expected)
+    assert len(asked) >= 3 and recursive._next_turn_cards is None
+    for (low, high), cards in asked:
+        assert ((cards >= low) & (cards <= high)).all() and high - low == 2
+    searched = {int(low) + 1 for (low, _), _ in asked}
+    assert searched <= set(np.rint(held).astype(int)) and len(searched) >= 3
+
+
+def test_a_recursive_search_plays_legal_moves_and_is_checked():
+    agent = load_agent("pimc_ppo:samples=2:inner_samples=2:loss_weight=2", seed=2)
+    assert agent._inner.samples == 2 and agent._inner.loss_weight == 2 and agent._inner.policy is agent.policy
+    first = play_hands(agent, 4, games=4)
+    for masks, actions in first:
+        assert masks[np.arange(len(actions)), actions].all()
+    again = play_hands(load_agent("pimc_ppo:samples=2:inner_samples=2:loss_weight=2", seed=2), 4, games=4)
+    assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(first, again, strict=True))
+    assert load_agent("pimc_ppo")._inner is None
+    for bad in (-1, 1.5, True, 20000):
+        with pytest.raises(ValueError, match=f"inner_samples={bad!r} is not allowed: it must be a whole number"):
+            PolicyPIMCAgent(inner_samples=bad)
 
 
 def values_seen_by_choose(agent, observations, masks, monkeypatch):

@@ -39,8 +39,9 @@ observation of the sampled deal, its later turns the policy's; 0: the policy's t
 ``max_rows`` (rollout games per core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
-an agent is asked for. ``python -m agents.pimc_policy [PLAYERS]`` prints the milliseconds a
-decision of ``best``, ``pimc_ppo`` and ``pimc`` take, one at a time on one thread.
+an agent is asked for. ``python -m agents.pimc_policy [PLAYERS] [--agents A,B,...]`` prints the
+milliseconds a decision of each agent (default ``best``, ``pimc_ppo`` and ``pimc``) takes, one at a
+time on one thread.
 """
 
 from __future__ import annotations
@@ -327,10 +328,13 @@ MAX_TIMED = 10_000
 
 
 def main(argv=None) -> int:
-    """``python -m agents.pimc_policy [PLAYERS] [--decisions K]``: :func:`decision_times` as JSON."""
+    """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...]``: :func:`decision_times`
+    as JSON."""
     import json
 
     from spoilfive_env.cli import ArgumentParser, positive_int, table_size
+
+    from . import load_agent
 
     parser = ArgumentParser(prog="python -m agents.pimc_policy",
                             description="Milliseconds a decision of best, pimc_ppo and pimc take, one at a "
@@ -339,10 +343,21 @@ def main(argv=None) -> int:
     parser.add_argument("--decisions", type=positive_int, default=50,
                         help=f"decisions to time, at most one from each of this many games, 1 to {MAX_TIMED:,} "
                              "(default 50)")
+    parser.add_argument("--agents", default="best,pimc_ppo,pimc",
+                        help="comma-separated agents to time: names, name:key=value specs or checkpoint paths "
+                             "(default best,pimc_ppo,pimc)")
     args = parser.parse_args(argv)
     if args.decisions > MAX_TIMED:  # one at a time: 10,000 decisions of three agents are already many minutes
         parser.error(f"--decisions {args.decisions} is not allowed: give at most {MAX_TIMED:,}")
-    print(json.dumps(decision_times(num_players=args.players, decisions=args.decisions), indent=2))
+    specs = list(dict.fromkeys(spec.strip() for spec in args.agents.split(",") if spec.strip()))
+    if not specs:
+        parser.error(f"--agents {args.agents!r}: give at least one agent")
+    for spec in specs:  # each loaded once now, so that a bad one fails before any timing
+        try:
+            load_agent(spec, seed=0)
+        except (ValueError, ImportError) as error:
+            parser.error(f"--agents {spec!r}: {error}")
+    print(json.dumps(decision_times(specs=specs, num_players=args.players, decisions=args.decisions), indent=2))
     return 0
 
 

@@ -360,6 +360,8 @@ def test_bad_jink_confidence_says_what_is_allowed(bad):
     (["11"], "2 to 10 players"),
     (["4", "--decisions", "0"], "--decisions"),
     (["4", "--decisions", "1000000000"], "at most 10,000"),
+    (["4", "--agents", " , "], "give at least one agent"),
+    (["4", "--agents", "best,pimc_ppo:inner_samples=-1"], "inner_samples=-1 is not allowed"),
 ])
 def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     from agents.pimc_policy import main
@@ -379,3 +381,11 @@ def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys):
     assert report["players"] == 3 and 1 <= report["decisions"] <= 2  # the searched ones among 2 games
     assert set(report["cpu_ms_per_decision"]) == {"best", "pimc_ppo", "pimc"}
     assert all(ms > 0 for ms in report["cpu_ms_per_decision"].values())
+
+
+def test_the_timing_command_times_the_agents_asked_for(capsys):
+    from agents.pimc_policy import main
+
+    assert main(["3", "--decisions", "2", "--agents", "pimc:samples=4, greedy,pimc:samples=4"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["cpu_ms_per_decision"]) == ["pimc:samples=4", "greedy"]  # each once, in order

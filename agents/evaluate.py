@@ -77,6 +77,18 @@ def _at_most_max_deals(text: str, value: int) -> int:
     return value
 
 
+def refuse_bad_agents(parser, flag: str, specs) -> None:
+    """Load each agent spec once, so that a bad one ends the command in one line (``parser.error``:
+    exit 2) before any play; ``flag`` names the option it came from."""
+    for spec in dict.fromkeys(specs):
+        try:
+            load_agent(spec, seed=0)
+        except ValueError as error:  # the message names the spec and what is allowed
+            parser.error(f"{flag}: {error}")
+        except ImportError as error:  # a missing extra (torch, ray): say which spec needed it
+            parser.error(f"{flag} {spec!r}: {error}")
+
+
 def deal_count(text: str) -> int:
     """argparse ``type``: a number of deals, 1 to :data:`MAX_DEALS`."""
     return _at_most_max_deals(text, positive_int(text))
@@ -614,13 +626,8 @@ def main(argv=None) -> int:
     if args.paired_with is not None:
         args.paired_with = args.paired_with.strip()
         checked.append(("--paired-with", args.paired_with))
-    for flag, spec in checked:  # load each once now, so that a bad one fails before any play
-        try:
-            load_agent(spec, seed=0)
-        except ValueError as error:
-            parser.error(f"{flag}: {error}")
-        except ImportError as error:
-            parser.error(f"{flag} {spec!r}: {error}")
+    for flag, spec in checked:
+        refuse_bad_agents(parser, flag, [spec])
     if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
         try:
             connect(args.ray)

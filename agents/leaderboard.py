@@ -43,8 +43,7 @@ import numpy as np
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes
 
-from . import load_agent
-from .evaluate import MAX_DEALS, Z95, deal_count, evaluate
+from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
 
 RATING_PRIOR = 1e-3
 """choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
@@ -269,11 +268,7 @@ def main(argv=None) -> int:
     specs = list(dict.fromkeys(s.strip() for s in args.agents.split(",") if s.strip()))
     if len(specs) < 2:
         parser.error(f"--agents {args.agents!r}: give at least two different agents")
-    for spec in specs:  # load each once now, so that a bad one fails before any play
-        try:
-            load_agent(spec, seed=0)
-        except (ValueError, ImportError) as error:
-            parser.error(f"--agents: {error}")
+    refuse_bad_agents(parser, "--agents", specs)
     if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
         parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
     if args.plot is not None:  # its folder made now: a plot that cannot be written fails before the tournaments

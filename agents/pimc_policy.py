@@ -334,11 +334,11 @@ def main(argv=None) -> int:
 
     from spoilfive_env.cli import ArgumentParser, positive_int, table_size
 
-    from . import load_agent
+    from .evaluate import refuse_bad_agents
 
     parser = ArgumentParser(prog="python -m agents.pimc_policy",
-                            description="Milliseconds a decision of best, pimc_ppo and pimc take, one at a "
-                                        "time on one thread.")
+                            description="Milliseconds a decision of each agent takes (default best, pimc_ppo and "
+                                        "pimc), one at a time on one thread, on the same decisions.")
     parser.add_argument("players", nargs="?", type=table_size, default=4, help="table size, 2-10 (default 4)")
     parser.add_argument("--decisions", type=positive_int, default=50,
                         help=f"decisions to time, at most one from each of this many games, 1 to {MAX_TIMED:,} "
@@ -352,11 +352,7 @@ def main(argv=None) -> int:
     specs = list(dict.fromkeys(spec.strip() for spec in args.agents.split(",") if spec.strip()))
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
-    for spec in specs:  # each loaded once now, so that a bad one fails before any timing
-        try:
-            load_agent(spec, seed=0)
-        except (ValueError, ImportError) as error:
-            parser.error(f"--agents {spec!r}: {error}")
+    refuse_bad_agents(parser, "--agents", specs)
     print(json.dumps(decision_times(specs=specs, num_players=args.players, decisions=args.decisions), indent=2))
     return 0
 

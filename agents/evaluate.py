@@ -622,12 +622,10 @@ def main(argv=None) -> int:
         parser.error(f"--agents: {len(specs)} agents do not fit a table of --players {args.players}")
     if args.paired_with is not None and not args.paired_with.strip():
         parser.error("--paired-with '': give an agent (a name, a name:key=value spec or a checkpoint path)")
-    checked = [("--agents", spec) for spec in dict.fromkeys(specs)]
+    refuse_bad_agents(parser, "--agents", specs)
     if args.paired_with is not None:
         args.paired_with = args.paired_with.strip()
-        checked.append(("--paired-with", args.paired_with))
-    for flag, spec in checked:
-        refuse_bad_agents(parser, flag, [spec])
+        refuse_bad_agents(parser, "--paired-with", [args.paired_with])
     if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
         try:
             connect(args.ray)

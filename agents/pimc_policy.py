@@ -88,6 +88,12 @@ def _outcome_weight(name: str, value) -> float:
     return _checked_number(name, value, "a finite number of at least 0")
 
 
+
+def _observe_rows(core, rows: np.ndarray) -> np.ndarray:
+    """The observations of the games ``rows`` (sorted, distinct) only: the whole batch's when they
+    are all of it, else those of a subset, not the whole batch's cut down."""
+    return core.observe() if len(rows) == core.batch_size else core.subset(rows).observe()
+
 class PolicyPIMCAgent(PIMCAgent):
     """Determinised search with a trained policy playing the rollouts (module docstring).
 
@@ -186,8 +192,7 @@ class PolicyPIMCAgent(PIMCAgent):
         cards = (core.holder == 0).sum(axis=1)
         rows = np.flatnonzero((core.current == 0) & (cards >= low) & (cards <= high) & (masks.sum(axis=1) > 1))
         if len(rows):
-            seen = core.observe() if len(rows) == core.batch_size else core.subset(rows).observe()
-            actions[rows] = self._inner.act_batch(seen, masks[rows])
+            actions[rows] = self._inner.act_batch(_observe_rows(core, rows), masks[rows])
 
     def _model_actions(self, core, masks) -> np.ndarray:
         """The moves of the rollouts' models: the policy for the searcher, ``others`` for the rest."""
@@ -198,8 +203,7 @@ class PolicyPIMCAgent(PIMCAgent):
             actions = core_rule_actions(core, masks, self.others == "spoiler")
             rows = np.flatnonzero(mine)
             if len(rows):  # observe only the searcher's games: a fraction of the batch, one per seat
-                seen = core.observe() if len(rows) == len(mine) else core.subset(rows).observe()
-                actions[rows] = self.policy.act_batch(seen, masks[rows])
+                actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
             return actions
         observations = core.observe()
         actions = np.empty(len(masks), np.int64)

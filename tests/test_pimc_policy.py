@@ -181,7 +181,6 @@ def test_before_search_from_trick_the_policy_plays_alone():
         load_agent("pimc_ppo:search_from_trick=0")
 
 
-
 def decisions_through_the_hand(num_players=3, games=48, seed=5):
     """Observations and masks of decisions with a choice, spread from the robbing to the last trick."""
     from agents.baselines import rule_actions, view_from_core

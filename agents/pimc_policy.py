@@ -88,11 +88,11 @@ def _outcome_weight(name: str, value) -> float:
     return _checked_number(name, value, "a finite number of at least 0")
 
 
-
 def _observe_rows(core, rows: np.ndarray) -> np.ndarray:
     """The observations of the games ``rows`` (sorted, distinct) only: the whole batch's when they
     are all of it, else those of a subset, not the whole batch's cut down."""
     return core.observe() if len(rows) == core.batch_size else core.subset(rows).observe()
+
 
 class PolicyPIMCAgent(PIMCAgent):
     """Determinised search with a trained policy playing the rollouts (module docstring).

@@ -179,26 +179,35 @@ class PolicyPIMCAgent(PIMCAgent):
     def _policy_actions(self, core, masks, rng) -> np.ndarray:
         """Every simulated player's move: the policy on his own observation of the sampled deal
         (with ``others`` a rule-based agent, only the searching seat 0 uses the policy); with
-        ``inner_samples``, the searcher's next turn searched instead."""
-        actions = self._model_actions(core, masks)
-        if self._next_turn_cards is not None:
-            self._search_next_turn(core, masks, actions)
-        return actions
-
-    def _search_next_turn(self, core, masks, actions) -> None:
-        """Where the searcher (seat 0) is at its next turn, with a choice, its move is the inner
-        search's from its own observation of the simulated deal; in place."""
-        low, high = self._next_turn_cards
-        cards = (core.holder == 0).sum(axis=1)
-        rows = np.flatnonzero((core.current == 0) & (cards >= low) & (cards <= high) & (masks.sum(axis=1) > 1))
+        ``inner_samples``, the searcher's next turn searched instead (the policy not asked there)."""
+        inner = self._next_turn(core, masks)
+        actions = self._model_actions(core, masks, inner)
+        rows = np.flatnonzero(inner)
         if len(rows):
             actions[rows] = self._inner.act_batch(_observe_rows(core, rows), masks[rows])
+        return actions
 
-    def _model_actions(self, core, masks) -> np.ndarray:
-        """The moves of the rollouts' models: the policy for the searcher, ``others`` for the rest."""
+    def _next_turn(self, core, masks) -> np.ndarray:
+        """``(B,)`` bool: the games where the searcher (seat 0) is at its next turn with a choice,
+        the moves the inner search makes from its own observation of the simulated deal (none
+        without ``inner_samples``)."""
+        if self._next_turn_cards is None:
+            return np.zeros(core.batch_size, bool)
+        low, high = self._next_turn_cards
+        cards = (core.holder == 0).sum(axis=1)
+        return (core.current == 0) & (cards >= low) & (cards <= high) & (masks.sum(axis=1) > 1)
+
+    def _model_actions(self, core, masks, inner) -> np.ndarray:
+        """The moves of the rollouts' models: the policy for the searcher, ``others`` for the rest;
+        the games marked ``inner`` are left to the inner search (what stands there is replaced)."""
         if self.others == "policy":
-            return self.policy.act_batch(core.observe(), masks)
-        mine = core.current == 0
+            actions = np.zeros(len(masks), np.int64)
+            rows = np.flatnonzero(~inner)
+            if len(rows):
+                actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
+            return actions
+        others = core.current != 0
+        mine = ~others & ~inner
         if self._others_net is None:
             actions = core_rule_actions(core, masks, self.others == "spoiler")
             rows = np.flatnonzero(mine)
@@ -206,9 +215,9 @@ class PolicyPIMCAgent(PIMCAgent):
                 actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
             return actions
         observations = core.observe()
-        actions = np.empty(len(masks), np.int64)
-        if not mine.all():
-            actions[~mine] = self._others_net.act_batch(observations[~mine], masks[~mine])
+        actions = np.zeros(len(masks), np.int64)
+        if others.any():
+            actions[others] = self._others_net.act_batch(observations[others], masks[others])
         if mine.any():
             actions[mine] = self.policy.act_batch(observations[mine], masks[mine])
         return actions

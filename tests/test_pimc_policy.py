@@ -206,13 +206,23 @@ def test_inner_search_plays_only_the_searchers_next_turn(monkeypatch):
     for agent in (recursive, plain):
         agent.bind(rules)
     asked = []  # (cards the decision searched holds, cards the searcher holds where the inner search is asked)
+    policy_moves = recursive.policy.act_batch
+    wasted = []  # rollout moves the policy was asked for where the inner search plays
 
     def answer_as_the_policy(inner_observations, inner_masks):
         assert (inner_masks.sum(axis=1) > 1).all()
         asked.append((recursive._next_turn_cards, inner_observations[:, SLICES["hand"]].sum(axis=1)))
-        return recursive.policy.act_batch(inner_observations, inner_masks)
+        return policy_moves(inner_observations, inner_masks)
+
+    def rollout_policy(rollout_observations, rollout_masks):
+        if recursive._next_turn_cards is not None:  # in the recursive search's rollouts
+            low, high = recursive._next_turn_cards
+            cards = rollout_observations[:, SLICES["hand"]].sum(axis=1)
+            wasted.append(int(((cards >= low) & (cards <= high) & (rollout_masks.sum(axis=1) > 1)).sum()))
+        return policy_moves(rollout_observations, rollout_masks)
 
     monkeypatch.setattr(recursive._inner, "act_batch", answer_as_the_policy)
+    monkeypatch.setattr(recursive.policy, "act_batch", rollout_policy)
     # An inner search that answers as the policy does leaves the plain search's choices, draw for draw
     # (the recursive search draws its deals group by group of cards held, fewest first).
     expected = np.empty(len(masks), np.int64)
@@ -221,6 +231,7 @@ def test_inner_search_plays_only_the_searchers_next_turn(monkeypatch):
         expected[group] = plain.act_batch(observations[group], masks[group])
     np.testing.assert_array_equal(recursive.act_batch(observations, masks), expected)
     assert len(asked) >= 3 and recursive._next_turn_cards is None
+    assert wasted and sum(wasted) == 0  # the inner search's turns are not also asked of the policy
     for (low, high), cards in asked:
         assert ((cards >= low) & (cards <= high)).all() and high - low == 2
     searched = {int(low) + 1 for (low, _), _ in asked}

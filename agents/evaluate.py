@@ -1,6 +1,6 @@
 """Fair tournaments: duplicate deals, every rotation of the agents, one batch on the core.
 
-``python -m agents.evaluate --players N --agents A,B,... --deals K [--seed S] [--json] [--paired-with X]``
+``python -m agents.evaluate --players N --agents A,B,... --deals K [--seed S] [--json] [--paired-with X] [--quiet]``
 
 A fixed set of ``K`` deals (hands, turn-up, dealer) is drawn from ``--seed``. The lineup
 ``A,B,...`` fills the table seat by seat; a lineup shorter than the table is filled with
@@ -53,6 +53,7 @@ import sys
 import time
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
@@ -155,7 +156,7 @@ def _lineup(agents, num_players: int, seed: int):
 
 
 def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnups, dealers,
-                    batch_size: int = 8192, *, seed: int = 0, first_block: int = 0):
+                    batch_size: int = 8192, *, seed: int = 0, first_block: int = 0, progress: str | None = None):
     """Play every deal under every rotation. Returns per-game outcome arrays.
 
     Game ``g = deal * n + rotation``; in rotation ``r`` seat ``s`` holds lineup entry
@@ -168,6 +169,9 @@ def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnu
     ``block_seed(seed, a, b)``, so the outcome of each block depends on ``(seed, block)``
     alone. A core batch holds whole blocks (at least one, about ``batch_size`` games). The
     agents' own generators are put back as they were at the end.
+
+    ``progress``: a label to show a tqdm bar on standard error, in tricks played (a hand that
+    ends early counts its five); ``None`` (default): no bar. It draws no random number.
     """
     n = rules.num_players
     D = len(turnups)
@@ -197,21 +201,31 @@ def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnu
     own_reseed = any(type(agent).reseed is not Agent.reseed for agent in agents if isinstance(agent, Agent))
     chunk_games = block_games * (1 if own_reseed else max(1, batch_size // block_games))
     saved = [(getattr(agent, "seed", None), getattr(agent, "rng", None)) for agent in agents]
+    bar = tqdm(total=G * NUM_TRICKS, desc=progress, unit="trick", unit_scale=True, leave=False,
+               disable=progress is None)
     try:
         for start in range(0, G, chunk_games):
             ids = np.arange(start, min(G, start + chunk_games))
             _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_game, ids, out,
-                        seed, first_block, block_games)
+                        seed, first_block, block_games, bar)
     finally:
+        bar.close()
         for agent, (agent_seed, rng) in zip(agents, saved):
             if rng is not None:
                 agent.seed, agent.rng = agent_seed, rng
     return out
 
 
+def _tricks_played(core) -> np.ndarray:
+    """Each game's progress in tricks ``(B,)`` float: the cards of the trick in play count as a
+    fraction of it, and a finished hand counts all its tricks."""
+    return np.where(core.done, NUM_TRICKS, core.trick_number + core.trick_pos / core.num_players)
+
+
 def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_game, ids, out,
-                seed, first_block, block_games):
-    """Play games ``ids`` (whole blocks) on one core, each agent drawing from each block's stream."""
+                seed, first_block, block_games, bar):
+    """Play games ``ids`` (whole blocks) on one core, each agent drawing from each block's stream;
+    ``bar`` (tqdm) is moved on by the tricks played."""
     blocks = range(ids[0] // block_games, ids[-1] // block_games + 1)
     streams = {}  # (agent index, local block) -> that block's generator
     for index, agent in enumerate(agents):
@@ -222,6 +236,7 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
     core = SpoilFiveCore(len(ids), rules=rules, mode="hand", reward="equity", deal=False)
     d = deal_of_game[ids]
     core.reset(hands=hands[d], turnups=turnups[d], dealers=dealers[d])
+    counted = _tricks_played(core)  # what the bar has been told, per game
     while len(ids):
         masks = core.legal_mask()
         observations = core.observe()
@@ -262,13 +277,16 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
             out["tricks"][g] = core.last_tricks[f]
             out["jinker"][g] = core.last_jinker[f]
             out["jink_won"][g] = core.last_jink_won[f]
+        played = _tricks_played(core)
+        bar.update(float((played - counted).sum()))
+        counted = played
         live = ~core.done
         if not live.any():
             break
         if live.sum() <= core.batch_size // 2 and core.batch_size > 64:
             keep = np.flatnonzero(live)  # (in order: each block's rows stay one run)
             core = core.subset(keep)
-            ids = ids[keep]
+            ids, counted = ids[keep], counted[keep]
 
 
 def _mean_ci(per_deal: np.ndarray) -> tuple[float, float]:
@@ -396,7 +414,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
 
 def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
              rules: Rules | None = None, batch_size: int = 8192, ray: str | bool | None = None,
-             shards: int | None = None, paired_with=None, **rule_options) -> dict:
+             shards: int | None = None, paired_with=None, progress: bool = False, **rule_options) -> dict:
     """Run a tournament and return every figure as a dict (what ``--json`` prints).
 
     The figures are a function of ``(agents, num_players, deals, seed, rules)`` alone: the
@@ -430,6 +448,8 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
             gives both agents' figures and the difference (first minus this one) of equity per
             hand and of pool share, with 95% intervals clustered by deal. The difference of
             two agents on the same deals is sharper than two separate tournaments' intervals.
+        progress: show a tqdm bar on standard error for each tournament (tricks played; with
+            ``ray``, deals whose shard is done). The figures are the same either way.
 
     Returns:
         ``{"agents": {label: figures}, "entries": [figures of each lineup entry],
@@ -461,13 +481,15 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         rival = build_agents(rival_specs[:1], seed) + distinct[1:]
     hands, turnups, dealers = make_deals(num_players, int(deals), seed)
 
-    def play(specs, distinct):
+    def play(specs, distinct, label):
+        label = f"{label}, {num_players} players" if progress else None
         if ray is None or ray is False:
-            return play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed)
+            return play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed,
+                                   progress=label)
         return run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size,
-                          address=ray, shards=shards)
+                          address=ray, shards=shards, progress=label)
 
-    outcome = play(specs, distinct)
+    outcome = play(specs, distinct, labels[0])
     n = num_players
     agent_groups = {label: lineup == index for index, label in enumerate(labels)}
     per_agent, table = summarise(outcome, rules, int(deals), agent_groups)
@@ -477,7 +499,8 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     extra = {}
     if paired_with is not None:
         rival_label = paired_with if isinstance(paired_with, str) else getattr(rival[0], "name", "rival")
-        extra["paired"] = paired_difference(outcome, play(rival_specs, rival), rules, lineup == 0, int(deals),
+        rival_outcome = play(rival_specs, rival, f"{rival_label} (paired)")
+        extra["paired"] = paired_difference(outcome, rival_outcome, rules, lineup == 0, int(deals),
                                             labels[0], rival_label)
     return {
         "num_players": n,
@@ -601,6 +624,8 @@ def main(argv=None) -> int:
                              "joins the one `ray start` made here, HOST:PORT joins that head (same figures as without)")
     parser.add_argument("--shards", type=positive_int, default=None,
                         help="with --ray: Ray tasks to split the deals into (default: one per CPU of the cluster)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar on standard error (shown by default: the searches take minutes)")
     parser.add_argument("--paired-with", default=None, metavar="AGENT",
                         help="play the tournament again with AGENT in the first agent's seats, on the same deals, "
                              "and report the difference (first agent minus AGENT) of equity and pool share")
@@ -633,7 +658,7 @@ def main(argv=None) -> int:
             parser.error(str(error))
     try:
         report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size,
-                          ray=args.ray, shards=args.shards, paired_with=args.paired_with)
+                          ray=args.ray, shards=args.shards, paired_with=args.paired_with, progress=not args.quiet)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
     print(json.dumps(report, indent=2) if args.json else format_report(report))

@@ -144,7 +144,8 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
         deals: duplicate deals per tournament (each under every rotation).
         seed: seed of the deals (the same deals for every pairing of a size) and of the agents.
         ray: ``None``: play here; otherwise the ``ray=`` of :func:`agents.evaluate.evaluate`.
-        progress: optional callable ``(text)`` told about each tournament as it starts.
+        progress: optional callable ``(text)`` told about each tournament as it starts; given one,
+            each tournament also shows its tqdm bar on standard error.
 
     Returns:
         ``{"agents", "players", "deals", "seed", "best", "sizes": {n: {"ranking": [rows by
@@ -171,7 +172,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
                     continue
                 if progress is not None:
                     progress(f"{n} players: {agent} against a table of {table_of}")
-                report = evaluate([agent, table_of], n, deals, seed, **options)
+                report = evaluate([agent, table_of], n, deals, seed, progress=progress is not None, **options)
                 tables.append(_table_result(report, agent, table_of))
         ratings, ratings_ci = fit_ratings(tables, names, n)
         rows = [_agent_row(name, tables, r, ci) for name, r, ci in zip(names, ratings, ratings_ci)]
@@ -263,7 +264,8 @@ def main(argv=None) -> int:
                         help="play on a Ray cluster: no address starts a local one, 'auto' joins this machine's, "
                              "or HOST:PORT")
     parser.add_argument("--plot", default=None, metavar="PATH", help="save a plot of the ratings by table size")
-    parser.add_argument("--quiet", action="store_true", help="do not report each tournament on standard error")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no report of each tournament, nor its progress bar, on standard error")
     args = parser.parse_args(argv)
     specs = list(dict.fromkeys(s.strip() for s in args.agents.split(",") if s.strip()))
     if len(specs) < 2:

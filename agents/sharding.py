@@ -35,6 +35,7 @@ import math
 import socket
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from spoilfive_env.rules import is_integer
 
@@ -129,7 +130,7 @@ def _play_shard(specs, lineup, rules, hands, turnups, dealers, seed, first_block
 
 
 def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, *,
-               address: str | bool | None = LOCAL, shards: int | None = None) -> dict:
+               address: str | bool | None = LOCAL, shards: int | None = None, progress: str | None = None) -> dict:
     """Play a whole tournament as Ray tasks and return the merged per-game outcome arrays.
 
     Args:
@@ -141,6 +142,7 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         batch_size: games per core batch inside a task (rounded to whole blocks).
         address: see :func:`connect`.
         shards: tasks to cut the blocks into (default: one per CPU of the cluster).
+        progress: a label to show a tqdm bar of the deals whose shard is done; ``None``: no bar.
 
     Returns:
         What :func:`agents.evaluate.play_tournament` returns for all the deals, identical
@@ -154,10 +156,16 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         shards = max(1, cluster_cpus(ray))
     task = ray.remote(num_cpus=1, max_retries=2)(_play_shard)
     specs_ref = ray.put(list(specs))
-    pending = []
+    pending, deals_of = [], {}
     for first, stop in shard_ranges(blocks, int(shards)):
         deals = slice(first * BLOCK_DEALS, stop * BLOCK_DEALS)
         pending.append(task.remote(specs_ref, np.asarray(lineup), rules, hands[deals], turnups[deals],
                                    dealers[deals], int(seed), first, int(batch_size)))
+        deals_of[pending[-1]] = len(turnups[deals])
+    with tqdm(total=len(turnups), desc=progress, unit="deal", leave=False, disable=progress is None) as bar:
+        waiting = list(pending)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            bar.update(deals_of[done[0]])
     parts = ray.get(pending)
     return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}

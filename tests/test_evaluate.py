@@ -199,3 +199,49 @@ def test_the_paired_share_interval_agrees_with_a_bootstrap_over_deals():
     share_difference = won.sum() / pools.sum() - rival_won.sum() / rival_pools.sum()
     assert paired["pool_share_difference"] == pytest.approx(share_difference)
     assert paired["pool_share_difference_ci95"] == pytest.approx(1.96 * differences.std(), rel=0.1)
+
+
+class _RecordingBar:
+    """Stands in for tqdm: keeps every update, so the tests see what a bar was told."""
+
+    made: list = []
+
+    def __init__(self, total=None, desc=None, disable=False, **_):
+        self.total, self.desc, self.disable, self.updates, self.closed = total, desc, disable, [], False
+        _RecordingBar.made.append(self)
+
+    def update(self, amount=1):
+        self.updates.append(amount)
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_progress_bar_counts_every_trick_once_and_changes_no_figure(monkeypatch):
+    import agents.evaluate as tournament
+
+    quiet = evaluate(["random", "spoiler"], 3, deals=300, seed=8, paired_with="greedy")
+    monkeypatch.setattr(tournament, "tqdm", _RecordingBar)
+    _RecordingBar.made = []
+    shown = evaluate(["random", "spoiler"], 3, deals=300, seed=8, paired_with="greedy", progress=True)
+    for report in (quiet, shown):
+        report.pop("seconds")
+    assert shown == quiet  # the bar draws no random number and changes no figure
+    first, rival = _RecordingBar.made
+    assert first.desc == "random, 3 players" and rival.desc == "greedy (paired), 3 players"
+    for bar in (first, rival):
+        assert not bar.disable and bar.closed and bar.total == 300 * 3 * 5  # five tricks a hand
+        assert min(bar.updates) >= 0 and sum(bar.updates) == pytest.approx(bar.total)
+        assert len(bar.updates) > 10  # moved on at every step, not once at the end
+
+
+def test_the_command_line_shows_the_bar_unless_quiet(capsys):
+    from agents.evaluate import main
+
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "20", "--json"]) == 0
+    shown = capsys.readouterr()
+    assert "greedy, 3 players" in shown.err and "trick" in shown.err
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "20", "--json", "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    assert json.loads(quiet.out)["agents"] == json.loads(shown.out)["agents"]

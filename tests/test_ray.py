@@ -116,6 +116,35 @@ def test_a_sharded_pairing_equals_the_single_process_one(cluster):
     assert json.dumps(sharded, sort_keys=True) == json.dumps(single, sort_keys=True)
 
 
+def test_the_sharded_progress_bar_counts_each_deal_once(cluster, monkeypatch):
+    import agents.sharding
+
+    bars = []
+
+    class Recording:
+        def __init__(self, total=None, desc=None, disable=False, **_):
+            self.total, self.desc, self.disable, self.done = total, desc, disable, 0
+            bars.append(self)
+
+        def update(self, amount):
+            self.done += amount
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_):
+            return False
+
+    monkeypatch.setattr(agents.sharding, "tqdm", Recording)
+    lineup, deals = ["random", "greedy"], 2 * BLOCK_DEALS + 40
+    quiet = without_time(evaluate(lineup, 3, deals, seed=9, ray=True, shards=3))
+    bars.clear()
+    shown = without_time(evaluate(lineup, 3, deals, seed=9, ray=True, shards=3, progress=True))
+    assert json.dumps(shown, sort_keys=True) == json.dumps(quiet, sort_keys=True)
+    (bar,) = bars
+    assert bar.desc == "random, 3 players" and not bar.disable and bar.total == bar.done == deals
+
+
 def run(*args, timeout=120):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 

@@ -15,6 +15,12 @@ imports the integration layer above it; Gymnasium imports it on ``gymnasium.make
 imports the package (and so registers) first. Gymnasium 1.x has no plugin entry points any
 more; ``pyproject.toml`` still declares the ``gymnasium.envs`` group for tools that read it
 (docs/integrations.md).
+
+``gymnasium.make`` returns the env itself, not wrapped in ``OrderEnforcing`` and
+``PassiveEnvChecker``, so that ``env.action_masks()`` (sb3-contrib's convention, CONTRACT.md)
+answers on it: Gymnasium 1.x wrappers no longer pass unknown attributes through. The env refuses
+``step()`` before ``reset()`` itself; ``gymnasium.make(..., disable_env_checker=False)`` still adds
+the checker for whoever wants it (then reach the masks with ``env.unwrapped.action_masks()``).
 """
 
 from __future__ import annotations
@@ -51,8 +57,13 @@ def register_environments() -> None:
     if AEC_ID not in pettingzoo.aec_registry:
         pettingzoo.register("aec", AEC_ID, entry_point=f"{__name__}:make_aec_env")
     if GYMNASIUM_ID not in gymnasium.registry:
+        # No wrappers on make: Gymnasium 1.x wrappers pass no attribute through, and the contract's
+        # env.action_masks() must answer on what make returns. The env checks its own call order
+        # (step before reset is refused) and passes gymnasium's check_env (tests/test_gymnasium.py).
         gymnasium.register(
             id=GYMNASIUM_ID,
             entry_point=GYMNASIUM_ENTRY_POINT,
             vector_entry_point=GYMNASIUM_VECTOR_ENTRY_POINT,
+            order_enforce=False,
+            disable_env_checker=True,
         )

@@ -102,6 +102,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._everywhere = np.ones(1, bool)
+        self._started = False  # reset() has dealt a hand (gymnasium.make adds no OrderEnforcing)
 
     @property
     def core(self) -> SpoilFiveCore:
@@ -120,6 +121,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if seed is not None:
             self.batch.seed(seed)
         self.batch.start(self._everywhere, self.np_random)
+        self._started = True
         observation, info = self._observe(penalized=False)
         if self.render_mode == "human":
             self.render()
@@ -127,6 +129,8 @@ class SpoilFiveGymEnv(gymnasium.Env):
 
     def step(self, action):
         batch = self.batch
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hand")
         if batch.over[0]:
             raise ValueError("the episode is over: call reset() to start the next one")
         chosen = np.asarray(action)

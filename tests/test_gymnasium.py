@@ -89,6 +89,21 @@ def test_gymnasium_registry_makes_both_envs():
     assert observations.shape == (5, OBS_DIM) and infos["action_mask"].shape == (5, NUM_ACTIONS)
 
 
+def test_make_returns_the_env_itself_so_action_masks_answers_and_it_keeps_its_own_call_order():
+    """CONTRACT.md: ``env.action_masks()`` on ``gymnasium.make(...)``'s env. Gymnasium 1.x wrappers
+    pass no attribute through, so make must add none; the env then refuses step before reset itself."""
+    env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents="random")
+    assert type(env) is SpoilFiveGymEnv
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\)"):
+        env.step(0)
+    _, info = env.reset(seed=3)
+    masks = env.action_masks()
+    assert masks.dtype == bool and masks.shape == (NUM_ACTIONS,)
+    np.testing.assert_array_equal(masks, info["action_mask"].astype(bool))
+    checked = gymnasium.make(GYMNASIUM_ID, disable_env_checker=False)  # the checker, for whoever asks
+    assert isinstance(checked, gymnasium.Wrapper) and type(checked.unwrapped) is SpoilFiveGymEnv
+
+
 def test_registering_again_warns_nothing_and_keeps_the_specs():
     spec = gymnasium.spec(GYMNASIUM_ID)
     aec_spec = pettingzoo.spec("aec", AEC_ID)
@@ -143,7 +158,7 @@ def test_plain_make_runs_episodes_with_masks_and_learner_turns():
         while not terminated:
             mask = info["action_mask"]
             assert mask.dtype == np.int8 and mask.shape == (NUM_ACTIONS,) and mask.any()
-            np.testing.assert_array_equal(env.unwrapped.action_masks(), mask.astype(bool))
+            np.testing.assert_array_equal(env.action_masks(), mask.astype(bool))  # on what make returns
             assert int(core.current[0]) == info["seat"], "the learner acts only at its own decisions"
             np.testing.assert_array_equal(mask.astype(bool), core.legal_mask()[0])
             np.testing.assert_array_equal(observation, core.observe(info["seat"])[0])

@@ -8,11 +8,11 @@ tournament of :func:`agents.evaluate.evaluate` seats ``A`` alone against ``n - 1
 of ``B``: the same ``K`` duplicate deals (from ``--seed``) for every pair, each deal under
 every rotation. Per agent and size the board gives:
 
-* **equity per hand** and **pool share above fair** (points) of its lone seat, averaged over
-  the tables of the other agents; each with a 95% interval that is the mean of the
-  per-table intervals (clustered by deal). The tables share their deals, so the per-table
-  errors are correlated and the mean of the half-widths is a safe (conservative) bound on
-  the half-width of the average.
+* **equity per hand** and **pool share** (``pool_share``; ``share_above_fair``, in points in the
+  table) of its lone seat, averaged over the tables of the other agents; each with a 95%
+  interval that is the mean of the per-table intervals (clustered by deal). The tables share
+  their deals, so the per-table errors are correlated and the mean of the half-widths is a
+  safe (conservative) bound on the half-width of the average.
 * a **rating**: the Luce choice model (Plackett-Luce restricted to the winner, the ranking a
   hand gives: the pool's winner above everyone else, a spoiled hand no ranking) fitted by
   maximum likelihood with ``choix.ilsr_top1`` (iterative Luce spectral ranking) over every
@@ -122,6 +122,7 @@ def _agent_row(name: str, tables: list[dict], rating: float, rating_ci: float) -
         "rating": float(rating), "rating_ci95": float(rating_ci),
         "mean_equity": float(np.mean([t["mean_equity"] for t in mine])),
         "equity_ci95": float(np.mean([t["equity_ci95"] for t in mine])),
+        "pool_share": float(np.mean([t["pool_share"] for t in mine])),
         "share_above_fair": float(np.mean([t["pool_share"] - t["fair_share"] for t in mine])),
         "share_ci95": float(np.mean([t["pool_share_ci95"] for t in mine])),
         "fair_share": mine[0]["fair_share"],

@@ -107,6 +107,9 @@ def test_json_and_plot(tmp_path, capsys):
             assert all(np.isfinite(row[key]) for row in ranking), key
         for row in ranking:  # a rate with no chance to show it is null, not NaN
             assert (row["friendly_fire_rate"] is None) == (row["overtake_chances"] == 0)
+            tables = [t for t in board["sizes"][n]["tables"] if t["agent"] == row["agent"]]
+            assert row["pool_share"] == pytest.approx(np.mean([t["pool_share"] for t in tables]))
+            assert row["share_above_fair"] == pytest.approx(row["pool_share"] - row["fair_share"])
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -18,8 +18,9 @@ reward                   the learning seat's reward (``reward="equity"`` default
                          summed over the opponents' moves after its action: a hand's reward
                          arrives at the step on which that hand ends
 episode                  one hand (``mode="hand"``) or one game (``mode="game"``); never truncated
-info                     ``"action_mask"``, ``"seat"``; when the episode ends also ``"winner"``
-                         (seat or team, -1 spoiled), ``"tricks"``, ``"chips"``, ``"pool"``;
+info                     ``"action_mask"``, ``"seat"``; when the episode ends by play also
+                         ``"winner"`` (seat or team, -1 spoiled), ``"tricks"``, ``"chips"``,
+                         ``"pool"`` (not after a penalty: that hand has no result on the table);
                          ``"penalty"`` (bool) under ``illegal_action="penalty"``
 illegal action           ``"raise"`` (default): ``ValueError`` naming the action, the seat and the
                          legal actions; nothing changes. ``"penalty"``: the seeds' penalty

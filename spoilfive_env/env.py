@@ -17,6 +17,9 @@ agents                 ``player_0 ... player_{n-1}``; ``player_i`` sits in seat 
 action space           ``Discrete(107)`` (see :mod:`spoilfive_env.actions`)
 observation space      ``Dict(observation=Box(OBS_DIM,) float32, action_mask=Box(107,) int8)``
 rewards                ``"equity"`` (default) or ``"chips"``, given when a hand ends
+infos at the end       ``"winner"`` (the last hand's: seat, or team; -1 spoiled), ``"tricks"``,
+                       ``"chips"``, ``"pool"``; with ``mode="game"`` also ``"game_winners"``,
+                       the seats with the most chips (most chips wins the game; a tie names all)
 =====================  ================================================================
 
 Version history: v0, the first release.
@@ -202,10 +205,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         core = self.core
         if core.phase[0] == PHASE_DONE:
             self._mask = np.zeros(NUM_ACTIONS, np.int8)
-            winner = int(core.last_winner[0])
-            for name in self.agents:
-                self.infos[name] = {"winner": winner, "tricks": core.last_tricks[0].tolist(),
-                                    "chips": core.chips[0].tolist(), "pool": int(core.pool[0])}
+            chips = core.chips[0]
+            for name in self.agents:  # each agent its own lists
+                self.infos[name] = {"winner": int(core.last_winner[0]), "tricks": core.last_tricks[0].tolist(),
+                                    "chips": chips.tolist(), "pool": int(core.pool[0])}
+                if core.mode == "game":  # RULES.md: most chips wins the game
+                    self.infos[name]["game_winners"] = np.flatnonzero(chips == chips.max()).tolist()
             self.agent_selection = self.agents[0] if self.agents else self.possible_agents[0]
         else:
             self._mask = core.legal_mask()[0].view(np.int8)  # legal_mask() is already a copy

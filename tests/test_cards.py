@@ -112,6 +112,13 @@ def test_partnership_table_sizes_allowed(num_players):
     assert Rules(num_players=num_players, partnerships=True).partnerships
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 5, 7, 8, 9, 10])
+def test_partnerships_refuse_every_other_table_size(num_players):
+    """RULES.md: partnerships are 4 or 6 players in two teams (even sizes other than those too)."""
+    with pytest.raises(ValueError, match=f"num_players={num_players}: partnerships need 4 or 6 players"):
+        Rules(num_players=num_players, partnerships=True)
+
+
 def test_rules_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         Rules().ante = 5

@@ -416,6 +416,24 @@ def test_game_mode_rewards_sum_to_the_final_chip_change(reward, num_players):
     assert sum(info["chips"]) + info["pool"] == 20 * num_players
 
 
+def test_a_game_ends_naming_the_seats_with_most_chips_as_its_winners():
+    """RULES.md: most chips wins the game (every seat of a tie); a hand alone names no game winner."""
+    seen_tie = False
+    for seed in range(40):
+        game = env(num_players=3, mode="game", num_hands=2, max_hands=4, ante=1)
+        game.reset(seed=seed)
+        _, infos = play_out(game, seed=seed)
+        chips = infos["player_0"]["chips"]
+        winners = [seat for seat, held in enumerate(chips) if held == max(chips)]
+        assert all(info["game_winners"] == winners for info in infos.values())
+        seen_tie |= len(winners) > 1
+    assert seen_tie  # ties happen in short games, and name every tied seat
+    hand = env(num_players=3)
+    hand.reset(seed=0)
+    _, infos = play_out(hand)
+    assert "game_winners" not in infos["player_0"] and "winner" in infos["player_0"]
+
+
 def test_hand_mode_episode_is_one_hand_and_game_mode_several():
     hand = env(num_players=4)
     hand.reset(seed=2)

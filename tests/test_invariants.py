@@ -50,6 +50,7 @@ class Tracker:
         self.jinks_failed = 0
         self.capped_games = 0
         self.games_finished = 0
+        self.lowest_chips = int(core.chips.min())
         self.new_games(np.arange(B))
 
     def new_games(self, idx):
@@ -143,6 +144,7 @@ class Tracker:
         before_dealer = core.dealer.astype(np.int64)
         before_pool = core.pool.astype(np.int64)
         before_chips = core.chips.astype(np.int64)
+        self.lowest_chips = min(self.lowest_chips, int(before_chips.min()))
         before_jinker = core.jinker.copy()
         before_done = core.phase == PHASE_DONE
 
@@ -295,11 +297,27 @@ def test_game_mode_invariants(num_players, reward):
 
 
 @pytest.mark.parametrize("num_players", [3, 6, 10])
-def test_game_cap_splits_the_pool(num_players):
-    """num_hands=1, max_hands=2: spoiled twice in a row ends the game with the pool split."""
-    rules = Rules(num_players=num_players, num_hands=1, max_hands=2, ante=2, dealer_ante=0)
+@pytest.mark.parametrize("dealer_ante", [0, 1])
+def test_game_cap_splits_the_pool(num_players, dealer_ante):
+    """num_hands=1, max_hands=2: spoiled twice in a row ends the game with the pool split.
+    With a dealer ante the pool is not a multiple of the table, so a remainder stays unpaid."""
+    rules = Rules(num_players=num_players, num_hands=1, max_hands=2, ante=2, dealer_ante=dealer_ante)
     tracker = run(rules, mode="game", reward="chips", steps=2 * (5 * num_players + 3), batch=1000)
     assert tracker.capped_games > 20
+
+
+@pytest.mark.parametrize("starting_chips", [0, 7, 300])
+def test_every_game_starts_with_starting_chips_and_chips_may_go_negative(starting_chips):
+    """RULES.md: everyone starts a game with ``starting_chips``; chips may go negative (nobody
+    drops out). The tracker checks each new game's chips against the option, and that chips and
+    pool stay conserved at the option's total, through whole games."""
+    rules = Rules(num_players=4, starting_chips=starting_chips, num_hands=2, max_hands=6, ante=3)
+    tracker = run(rules, mode="game", reward="chips", steps=3 * (5 * 4 + 3), batch=500)
+    assert tracker.games_finished > 100
+    if starting_chips == 0:  # the first ante already takes everyone below zero, and play goes on
+        assert tracker.lowest_chips < -3 and tracker.hands_seen > 500
+    else:
+        assert tracker.lowest_chips >= starting_chips - 3 * 6 * 4  # six hands at most, each an ante
 
 
 def test_game_mode_defaults_chips_rewards_sum_to_final_change():

@@ -295,6 +295,19 @@ SCENARIOS = [
         chips=won(6, (1, 3, 5), 0)[0], equity=won(6, (1, 3, 5), 0)[1],
     ),
     Scenario(
+        "partnerships: an indivisible remainder stays in the pool (4 + a dealer ante of 1: 2 each, 1 stays)",
+        Deal(["KD 2H 4S 7D 8H", "2D 3H KS 5D 9H", "3D KH 2S QD 10H", "4D 4H 3S 6D JH"], "9C"),
+        "0:KD 1:2D 2:3D 3:4D >0 0:2H 1:3H 2:KH 3:4H >2 2:2S 3:3S 0:4S 1:KS >1 "
+        "1:5D 2:QD 3:6D 0:7D",
+        rules={"partnerships": True, "dealer_ante": 1},  # seat 3 deals
+        chips=[1, -1, 1, -2], equity=[1.25, -0.75, 1.25, -1.75],  # the pool went from 0 to 1
+    ),
+    Scenario(
+        "partnerships: a team's jink won, each opponent pays the bonus and each winner receives it",
+        STRONG, JINK_WON_SCRIPT, rules={"partnerships": True},
+        chips=[3, -3, 3, -3], equity=[3, -3, 3, -3],  # 2 of the pool of 4, and 2 more each
+    ),
+    Scenario(
         "partnerships: a failed jink spoils, as with two players (the other team takes trick 4)",
         JINK_FAILS,
         "0:5S 1:2S 2:3S 3:4S >0 0:JS 1:2D 2:2H 3:7D >0 0:AH 1:3D 2:3H 3:8D >0 "

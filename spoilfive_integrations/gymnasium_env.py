@@ -20,7 +20,8 @@ reward                   the learning seat's reward (``reward="equity"`` default
 episode                  one hand (``mode="hand"``) or one game (``mode="game"``); never truncated
 info                     ``"action_mask"``, ``"seat"``; when the episode ends by play also
                          ``"winner"`` (seat or team, -1 spoiled), ``"tricks"``, ``"chips"``,
-                         ``"pool"`` (not after a penalty: that hand has no result on the table);
+                         ``"pool"`` (not after a penalty: that hand has no result on the table),
+                         and with ``mode="game"`` ``"game_winners"``, the seats with most chips;
                          ``"penalty"`` (bool) under ``illegal_action="penalty"``
 illegal action           ``"raise"`` (default): ``ValueError`` naming the action, the seat and the
                          legal actions; nothing changes. ``"penalty"``: the seeds' penalty
@@ -153,6 +154,8 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if core.done[0]:
             info.update(winner=int(core.last_winner[0]), tricks=core.last_tricks[0].tolist(),
                         chips=core.chips[0].tolist(), pool=int(core.pool[0]))
+            if core.mode == "game":  # most chips wins the game, as the AEC env's infos say
+                info["game_winners"] = np.flatnonzero(core.chips[0] == core.chips[0].max()).tolist()
         if batch.illegal_action == "penalty":
             info["penalty"] = penalized
         return batch.observe()[0], info

@@ -167,6 +167,25 @@ def test_plain_make_runs_episodes_with_masks_and_learner_turns():
         assert not info["action_mask"].any() and core.phase[0] == PHASE_DONE
 
 
+def test_a_game_episode_ends_naming_the_seats_with_most_chips():
+    env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents="random", mode="game", num_hands=2, max_hands=4)
+    rng = np.random.default_rng(0)
+    for episode in range(10):
+        _, info = env.reset(seed=episode)
+        terminated = False
+        while not terminated:
+            assert "game_winners" not in info  # only at the game's end
+            _, _, terminated, _, info = env.step(int(random_legal(rng, info["action_mask"])))
+        chips = info["chips"]
+        assert info["game_winners"] == [seat for seat in range(3) if chips[seat] == max(chips)]
+    hand = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents="random")
+    _, info = hand.reset(seed=0)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = hand.step(int(random_legal(rng, info["action_mask"])))
+    assert "winner" in info and "game_winners" not in info
+
+
 @pytest.mark.parametrize("reward", ["chips", "equity"])
 def test_rewards_gather_the_opponents_moves(reward):
     """The seat's episode reward is its whole result, wherever the hand ended (on its move or theirs)."""

@@ -13,15 +13,20 @@ opponent in training.
 ...         return masks.argmax(axis=1)
 >>> agent = FirstLegal(seed=0)
 >>> mask = np.zeros(107, np.int8); mask[[30, 41]] = 1
->>> agent.act({"observation": np.zeros(1), "action_mask": mask})
+>>> agent.act({"observation": np.zeros(OBS_DIM), "action_mask": mask})
 30
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import numpy as np
+
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.core import make_generator
+from spoilfive_env.observation import OBS_DIM
 
 
 class Agent:
@@ -48,14 +53,15 @@ class Agent:
     batch_invariant: bool = False
 
     def __init__(self, seed: int | None = None):
+        self.rng = make_generator(seed)  # refuses a seed that is not a whole number >= 0 or None
         self.seed = seed
-        self.rng = np.random.default_rng(seed)
         self.rules = None
 
     def reseed(self, seed: int | None) -> None:
-        """Restart the agent's random stream from ``seed``."""
+        """Restart the agent's random stream from ``seed`` (refused, and nothing changed, unless a
+        whole number 0 or more, or None)."""
+        self.rng = make_generator(seed)
         self.seed = seed
-        self.rng = np.random.default_rng(seed)
 
     def bind(self, rules) -> None:
         """Tell the agent the rules of the table it is about to play (agents may ignore it)."""
@@ -63,8 +69,16 @@ class Agent:
 
     def act(self, observation: dict) -> int:
         """One action for one AEC observation dict (``"observation"``, ``"action_mask"``)."""
+        if not isinstance(observation, Mapping) or not {"observation", "action_mask"} <= observation.keys():
+            got = (f"keys {sorted(map(str, observation))}" if isinstance(observation, Mapping)
+                   else type(observation).__name__)
+            raise ValueError("act() takes one AEC observation: a dict with 'observation' and 'action_mask' "
+                             f"(what env.observe(agent) returns), got {got}")
         obs = np.asarray(observation["observation"], dtype=np.float32)[None, :]
         mask = np.asarray(observation["action_mask"]).astype(bool)[None, :]
+        if obs.shape != (1, OBS_DIM) or mask.shape != (1, NUM_ACTIONS):
+            raise ValueError(f"act() needs an observation of {OBS_DIM} numbers and a mask of {NUM_ACTIONS}, "
+                             f"got {obs.shape[1:]} and {mask.shape[1:]}")
         if not mask.any():
             raise ValueError("act() needs an observation with at least one legal action in its mask")
         return int(self.act_batch(obs, mask)[0])

@@ -65,7 +65,7 @@ from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import render_table
 
-from .vector import LearnerBatch, single_observation_space
+from .vector import LearnerBatch, checked_reset, single_observation_space
 
 
 class SpoilFiveGymEnv(gymnasium.Env):
@@ -117,8 +117,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         return int(self.batch.seat[0])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}: SpoilFiveGymEnv takes none")
+        seed = checked_reset(seed, options, type(self).__name__)
         super().reset(seed=seed)
         if seed is not None:
             self.batch.seed(seed)

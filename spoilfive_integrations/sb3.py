@@ -49,7 +49,7 @@ from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
-from .vector import LearnerBatch, single_observation_space
+from .vector import LearnerBatch, checked_reset, single_observation_space
 
 
 class SpoilFiveSB3VecEnv(VecEnv):
@@ -73,6 +73,7 @@ class SpoilFiveSB3VecEnv(VecEnv):
     def __init__(self, num_envs: int = 64, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
                  illegal_action: str = "raise", seed: int | None = None, mode: str = "hand",
                  reward: str = "equity", **rules):
+        seed = checked_reset(seed, None, type(self).__name__)
         self.batch = LearnerBatch(num_envs, num_players=num_players, opponents=opponents, seat=seat,
                                   illegal_action=illegal_action, mode=mode, reward=reward, **rules)
         self.render_mode = None
@@ -90,6 +91,10 @@ class SpoilFiveSB3VecEnv(VecEnv):
         return self.batch.core
 
     # ------------------------------------------------------------------ VecEnv
+    def seed(self, seed: int | None = None):
+        """SB3's ``seed()``: the seed of the next ``reset()``, checked now (a refused one changes nothing)."""
+        return super().seed(checked_reset(seed, None, type(self).__name__))
+
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]
         if seed is not None:

@@ -45,6 +45,8 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -225,6 +227,20 @@ class LearnerBatch:
         return masks
 
 
+def checked_reset(seed, options, env_name: str) -> int | None:
+    """A reset's ``seed`` as a Python int (or None), after refusing a bad seed or any option:
+    Gymnasium itself takes only a Python int, and says so in its own error type."""
+    if seed is not None and not (is_integer(seed) and seed >= 0):
+        raise ValueError(f"seed={seed!r} is not allowed: give a whole number 0 or more (a NumPy integer too), "
+                         "or None")
+    if options is not None and not isinstance(options, Mapping):
+        raise ValueError(f"options={options!r} is not allowed: give a dict (empty: {env_name} takes no reset "
+                         "options) or None")
+    if options:
+        raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {env_name} takes none")
+    return None if seed is None else int(seed)
+
+
 class SpoilFiveVectorEnv(VectorEnv):
     """``num_envs`` Spoil Five games in one core batch, one learning seat each (see the module docstring).
 
@@ -273,10 +289,7 @@ class SpoilFiveVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new episode in every game. ``seed`` (an int) reproduces the deals, seats and opponents."""
-        if seed is not None and not (is_integer(seed) and seed >= 0):
-            raise ValueError(f"seed={seed!r} is not allowed: give a non-negative integer or None")
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}: SpoilFiveVectorEnv takes none")
+        seed = checked_reset(seed, options, type(self).__name__)
         super().reset(seed=seed)
         if seed is not None:
             self.batch.seed(seed)

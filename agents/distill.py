@@ -145,9 +145,12 @@ def fit_to_search(net, data: dict[str, np.ndarray], tau: float = 0.1, epochs: in
                   batch_size: int = 1024, holdout: float = 0.05, seed: int = 0, say=tqdm.write) -> list[dict]:
     """Train ``net``'s actor in place on the search targets (module docstring). Returns per-epoch figures."""
     count = len(data["observations"])
+    if count < 2:
+        raise ValueError(f"{count} searched decisions are too few to fit and measure: search more deals")
     rng = np.random.default_rng(seed)
     order = rng.permutation(count)
-    held_out, train = order[:int(count * holdout)], order[int(count * holdout):]
+    cut = max(1, int(count * holdout))  # at least one decision held out, to measure the fit on
+    held_out, train = order[:cut], order[cut:]
     observations = torch.as_tensor(data["observations"])
     masks = torch.as_tensor(data["masks"])
     values = torch.as_tensor(np.nan_to_num(data["values"], nan=ILLEGAL))
@@ -179,6 +182,11 @@ def fit_to_search(net, data: dict[str, np.ndarray], tau: float = 0.1, epochs: in
     return history
 
 
+MIN_HANDS = 6
+"""The fewest hands a distillation takes (deals x table size, over the sizes): a hand gives a few
+searched decisions, at least one of which is held out to measure the fit on."""
+
+
 def main(argv=None) -> int:
     """The command line: every value checked before the search starts (one line, exit status 2)."""
     parser = ArgumentParser(prog="python -m agents.distill",
@@ -206,11 +214,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
-    for flag, folder in (("--out", Path(args.out).resolve().parent), ("--data", Path(args.data))):
-        try:  # made now: a folder that cannot be made fails before the search, not after it
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            parser.error(f"{flag}: the folder {str(folder)!r} cannot be made ({error.strerror or error})")
+    if Path(args.out).is_dir():
+        parser.error(f"--out {args.out!r} is a folder: give the checkpoint file's path")
     players, deals = args.players, args.deals
     samples = args.samples or EXPERTS[args.expert][1]
     if len(set(players)) != len(players):
@@ -222,10 +227,18 @@ def main(argv=None) -> int:
     if len(deals) != len(players):
         parser.error(f"--deals {','.join(map(str, deals))}: give one number, or one for each of the "
                      f"{len(players)} sizes")
+    if sum(deals[index] * n for index, n in enumerate(players)) < MIN_HANDS:
+        parser.error(f"--deals {','.join(map(str, deals))}: give at least {MIN_HANDS} hands in all (deals x table "
+                     "size), so that some decisions are held out to measure the fit")
     try:
         net, checkpoint = load_checkpoint(resolve_checkpoint(args.policy))
     except CheckpointError as error:
         parser.error(f"--policy: {error}")
+    for flag, folder in (("--out", Path(args.out).resolve().parent), ("--data", Path(args.data))):
+        try:  # made now, after every check: a folder that cannot be made fails before the search
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            parser.error(f"{flag}: the folder {str(folder)!r} cannot be made ({error.strerror or error})")
     torch.set_num_threads(1)  # small batches beside the core's stepping (README, "Training")
     data_dir = Path(args.data)
     parts = []
@@ -251,6 +264,9 @@ def main(argv=None) -> int:
         parts.sort(key=lambda item: item[0])  # the fit sees the sizes in order, whatever --players' order
         data = {key: np.concatenate([part[key] for _, part in parts]) for key in TARGET_ARRAYS}
         history = fit_to_search(net, data, tau=args.tau, epochs=args.epochs, lr=args.lr)
+    except ValueError as error:  # too few decisions came out of the search to fit on
+        print(f"{parser.prog}: error: {error}; the search targets are in {data_dir}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: distillation stopped; the search targets saved so far are in " + str(data_dir))
     settings = {"expert": args.expert, "policy": str(args.policy), "players": players, "deals": deals,

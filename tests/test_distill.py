@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 from agents import distill, load_agent  # noqa: E402
 from agents.policy import load_checkpoint, resolve_checkpoint  # noqa: E402
 from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.observation import OBS_DIM  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
@@ -128,3 +129,38 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_the_search(tmp_p
         error = capsys.readouterr().err
         assert f"{flag}: the folder" in error and "cannot be made" in error and len(error.strip().splitlines()) == 1
     assert not list(data.glob("*"))  # nothing searched
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--players", "3,3"], "distinct"), (["--policy", "nobody"], "no checkpoint file"),
+    (["--players", "2", "--deals", "2"], "at least 6 hands in all"),
+])
+def test_a_refused_command_leaves_no_folder_behind(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        distill.main(["--out", str(tmp_path / "new" / "x.pt"), "--data", str(tmp_path / "data"), *argv])
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2 and message in error and len(error.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # the folders are made only once every value passed
+
+
+def test_an_output_that_is_a_folder_is_refused_before_the_search(tmp_path, capsys):
+    (tmp_path / "x.pt").mkdir()
+    with pytest.raises(SystemExit) as stopped:
+        distill.main(["--out", str(tmp_path / "x.pt"), "--data", str(tmp_path / "data"), "--players", "3"])
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2 and "is a folder" in error and len(error.strip().splitlines()) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["x.pt"]
+
+
+def test_the_fit_holds_out_at_least_one_decision_and_refuses_too_few():
+    from agents.policy import PolicyNet
+
+    rng = np.random.default_rng(0)
+    masks = np.zeros((10, 107), bool)
+    masks[:, :3] = True
+    data = {"observations": rng.random((10, OBS_DIM)).astype(np.float32), "masks": masks,
+            "values": np.where(masks, rng.random((10, 107)), np.nan)}
+    history = distill.fit_to_search(PolicyNet(hidden=(8,)), data, epochs=1, say=lambda text: None)
+    assert np.isfinite(history[-1]["held_out_regret"])  # 5% of 10 rounds to none: one is held out anyway
+    with pytest.raises(ValueError, match="too few"):
+        distill.fit_to_search(PolicyNet(hidden=(8,)), {key: value[:1] for key, value in data.items()}, epochs=1)

@@ -318,9 +318,12 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--opponent {args.opponent!r} would play no table: give it a weight, "
                              f"--league {args.league},opponent=W")
         try:
-            load_agent(args.opponent, seed=0)
+            opponent = load_agent(args.opponent, seed=0)
         except (ValueError, ImportError) as error:
             raise ValueError(f"--opponent: {error}") from None
+        if getattr(opponent, "cheats", False):
+            raise ValueError(f"--opponent {args.opponent!r}: it cheats (it reads every hand), so it is for "
+                             "measurement only, never an opponent in training")
     if not args.run_name and not args.exp_name:
         raise ValueError("--exp-name is empty: give a name (or --run-name)")
     for name in ("run_name", "exp_name"):
@@ -405,8 +408,9 @@ def parse_weights(text: str) -> np.ndarray:
             weights[TABLE_KINDS.index(name.strip())] = float(value)
         except ValueError:
             raise ValueError(f"--league item {item!r}: the weight {value.strip()!r} is not a number") from None
-    if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+    if not np.isfinite(weights).all() or (weights < 0).any() or weights.max() <= 0:
         raise ValueError(f"--league {text!r}: weights must be non-negative and not all zero")
+    weights = weights / weights.max()  # first: a sum of huge weights would overflow to inf
     return weights / weights.sum()
 
 

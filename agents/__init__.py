@@ -112,15 +112,26 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed)
-    if name == "best":
+    best_options = []
+    if name == "best":  # best's own options first; the spec's own may override them
         name, *best_options = BEST.split(":")
-        option_texts = best_options + option_texts
     if name in REGISTRY or name in POLICY_SEARCH:
+        for text in best_options:
+            key, _, value = text.partition("=")
+            options[key] = _parse_value(value)
+        given = set()
         for text in option_texts:
             key, sep, value = text.partition("=")
+            key = key.strip()
             if not sep or not key:
                 raise ValueError(f"agent option {text!r} in {spec!r} must look like key=value")
-            options[key.strip()] = _parse_value(value.strip())
+            if key in given:
+                raise ValueError(f"agent option {key!r} is given twice in {spec!r}: give it once")
+            if key == "rules":  # an object, not text: the table's rules reach the agent through bind()
+                raise ValueError(f"agent option 'rules' in {spec!r} is not allowed: the table's rules reach the "
+                                 "agent from the tournament or env it plays in (give rules options there)")
+            given.add(key)
+            options[key] = _parse_value(value.strip())
         if name in POLICY_SEARCH:
             from .pimc_policy import PolicyPIMCAgent  # lazy: needs torch
 

@@ -49,7 +49,7 @@ from spoilfive_env.rules import Rules, is_integer
 
 from . import load_agent
 from .baselines import core_rule_actions
-from .evaluate import Z95
+from .evaluate import CHEATS_HERE, Z95
 
 RULE_MODELS = ("spoiler", "greedy")
 """Models that are rule-based agents (their choice has probability 1); anything else is a policy checkpoint."""
@@ -229,9 +229,11 @@ def main(argv=None) -> int:
     if args.floor > 1:
         parser.error(f"--floor {args.floor:g} is not allowed: it must be above 0 and at most 1")
     try:
-        load_agent(args.agents, seed=0)
+        table_agent = load_agent(args.agents, seed=0)
     except (ValueError, ImportError) as error:
         parser.error(f"--agents: {error}")
+    if table_agent.cheats:
+        parser.error(f"--agents {args.agents!r}: {CHEATS_HERE}")
     try:
         PlayModel(args.model)
     except (ValueError, ImportError) as error:

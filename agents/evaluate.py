@@ -78,16 +78,24 @@ def _at_most_max_deals(text: str, value: int) -> int:
     return value
 
 
-def refuse_bad_agents(parser, flag: str, specs) -> None:
+def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = False) -> None:
     """Load each agent spec once, so that a bad one ends the command in one line (``parser.error``:
-    exit 2) before any play; ``flag`` names the option it came from."""
+    exit 2) before any play; ``flag`` names the option it came from. ``observations_only``: the
+    command plays agents on observations alone, so the cheating ``oracle`` is refused too."""
     for spec in dict.fromkeys(specs):
         try:
-            load_agent(spec, seed=0)
+            agent = load_agent(spec, seed=0)
         except ValueError as error:  # the message names the spec and what is allowed
             parser.error(f"{flag}: {error}")
         except ImportError as error:  # a missing extra (torch, ray): say which spec needed it
             parser.error(f"{flag} {spec!r}: {error}")
+        if observations_only and getattr(agent, "cheats", False):
+            parser.error(f"{flag} {spec!r}: {CHEATS_HERE}")
+
+
+CHEATS_HERE = ("it cheats (it reads every hand from the engine), so it plays only where the engine's state is at "
+               "hand: agents.evaluate, the leaderboard, the terminal game and the Gymnasium env's opponents")
+"""Why a command that plays agents on observations alone refuses the ``oracle``."""
 
 
 def deal_count(text: str) -> int:

@@ -365,7 +365,7 @@ def main(argv=None) -> int:
     specs = list(dict.fromkeys(spec.strip() for spec in args.agents.split(",") if spec.strip()))
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
-    refuse_bad_agents(parser, "--agents", specs)
+    refuse_bad_agents(parser, "--agents", specs, observations_only=True)
     print(json.dumps(decision_times(specs=specs, num_players=args.players, decisions=args.decisions), indent=2))
     return 0
 

@@ -300,3 +300,11 @@ def test_spoiler_keeps_its_trumps_and_stops_a_player_with_two_tricks():
              ["2C", "3C", "9S", "10S", "4D"]]
     moves = ["5C", "9C", "3C", "JC", "QC", "2C", "2H"]
     assert decide("spoiler", hands, "4C", moves, dealer=2) == card_index("KC")
+
+
+def test_a_spec_gives_each_option_once_and_never_the_rules_object():
+    with pytest.raises(ValueError, match="'samples' is given twice"):
+        load_agent("pimc:samples=1:samples=2")
+    with pytest.raises(ValueError, match="'rules' in 'pimc:samples=1:rules=x' is not allowed"):
+        load_agent("pimc:samples=1:rules=x")  # was taken, then failed at the first act()
+    assert load_agent("pimc:samples=4").samples == 4

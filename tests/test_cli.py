@@ -240,3 +240,19 @@ def test_ctrl_c_during_a_tournament_is_one_line_and_exit_130(monkeypatch, capsys
     assert stopped.value.code == 130
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.strip() == "Ctrl-C: tournament stopped, nothing reported"
+
+
+def test_commands_that_play_on_observations_alone_refuse_the_oracle_in_one_line(train, tmp_path, capsys):
+    """The oracle reads every hand, so only a command that hands it the engine's state may play it."""
+    from agents.beliefs import main as beliefs
+    from agents.pimc_policy import main as timing
+
+    refused_in_process(timing, ["3", "--decisions", "1", "--agents", "pimc,oracle"], capsys, "'oracle'", "cheats",
+                       "agents.evaluate")
+    refused_in_process(beliefs, ["--agents", "oracle", "--games", "1", "--players", "3"], capsys, "'oracle'",
+                       "cheats")
+    with pytest.raises(SystemExit) as stopped:
+        train.main(["--runs-dir", str(tmp_path / "runs"), "--league", "self=1,opponent=1", "--opponent", "oracle"])
+    assert stopped.value.code == BAD_USAGE
+    assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, "--opponent 'oracle'", "never an opponent")
+    assert not (tmp_path / "runs").exists()  # refused before the run's folder

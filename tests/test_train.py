@@ -468,3 +468,13 @@ def test_policy_agent_log_probs_are_its_distribution_over_the_legal_actions():
     probabilities = np.exp(log_p.astype(np.float64))
     assert np.allclose(probabilities.sum(axis=1), 1, atol=1e-5) and np.all(probabilities[~masks] == 0)
     assert np.array_equal(log_p.argmax(axis=1), agent.act_batch(observations, masks))  # greedy: the most probable
+
+
+def test_league_weights_are_probabilities_even_when_huge_and_refused_when_meaningless():
+    train = load_train_module()
+    league = train.parse_weights("self=1e308,random=1e308")  # their sum would overflow to inf
+    assert np.isfinite(league).all() and league.sum() == pytest.approx(1.0)
+    assert league[train.TABLE_KINDS.index("self")] == pytest.approx(0.5)
+    for text in ("self=0", "self=-1,random=2", "self=inf", "self=nan"):
+        with pytest.raises(ValueError, match="non-negative and not all zero"):
+            train.parse_weights(text)

@@ -230,10 +230,18 @@ def number(value) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
+MAX_NAME = 200
+"""The longest --run-name or --exp-name: it names a folder, and most file systems stop at 255 bytes
+(the run name adds the seed to the experiment's)."""
+
+
 def int_list(option: str, text: str, low: int, high: int) -> list[int]:
     """Comma-separated integers in ``low..high`` (at least one), or ``ValueError`` naming the option."""
+    parts = [part.strip() for part in text.split(",")]
+    if text.strip() and not all(parts):
+        raise ValueError(f"{flag(option)} {text!r}: an empty item; give comma-separated whole numbers")
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        values = [int(part) for part in parts if part]
     except ValueError:
         raise ValueError(f"{flag(option)} {text!r}: give comma-separated whole numbers") from None
     if not values:
@@ -330,6 +338,9 @@ def check_args(args: Args) -> None:
         text = getattr(args, name)
         if os.sep in text or (os.altsep and os.altsep in text) or text in (".", ".."):
             raise ValueError(f"{flag(name)} {text!r} is not allowed: a name, not a path (see --runs-dir)")
+        if text and (text != text.strip() or len(text) > MAX_NAME):
+            raise ValueError(f"{flag(name)} {text!r} is not allowed: a name without spaces at either end, "
+                             f"at most {MAX_NAME} characters (it names a folder)")
     if not args.runs_dir:
         raise ValueError("--runs-dir is empty: give a folder (default runs)")
     needed, memory = rollout_bytes(args), physical_memory()

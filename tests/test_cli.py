@@ -110,6 +110,8 @@ def out_of_range_values(train):
         (["--league", "self=1,opponent=1"], "--opponent"), (["--opponent", "ppo-20min"], "--opponent"),
         (["--league", "self=1,opponent=1", "--opponent", "nobody"], "--opponent"),
         (["--init-from", "no-such-checkpoint"], "--init-from"), (["--init-from", "ppo", "--hidden", "64"], "--hidden"),
+        (["--hidden", "16,,16"], "--hidden '16,,16': an empty item"), (["--run-name", " "], "--run-name ' '"),
+        (["--run-name", "a" * 300], "at most 200 characters"), (["--exp-name", "x "], "--exp-name 'x '"),
     ]
     return cases
 

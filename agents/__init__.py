@@ -109,6 +109,8 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     name, *option_texts = spec.split(":")
     # A registered name with options may end in ".pt" itself ("pimc_ppo:policy=runs/x/agent.pt").
     if name not in built_in_names() and (spec.endswith(".pt") or os.path.isfile(spec)):
+        if os.path.isdir(spec):
+            raise ValueError(f"checkpoint {spec!r} is a folder: give the .pt file's path")
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed)

@@ -308,3 +308,11 @@ def test_a_spec_gives_each_option_once_and_never_the_rules_object():
     with pytest.raises(ValueError, match="'rules' in 'pimc:samples=1:rules=x' is not allowed"):
         load_agent("pimc:samples=1:rules=x")  # was taken, then failed at the first act()
     assert load_agent("pimc:samples=4").samples == 4
+
+
+def test_a_folder_named_like_a_checkpoint_is_called_a_folder(tmp_path):
+    (tmp_path / "run.pt").mkdir()
+    with pytest.raises(ValueError, match="is a folder: give the .pt file's path"):
+        load_agent(str(tmp_path / "run.pt"))
+    with pytest.raises(ValueError, match="does not exist"):
+        load_agent(str(tmp_path / "missing.pt"))

@@ -100,6 +100,22 @@ class Agent:
         return f"{type(self).__name__}(name={self.name!r}, seed={self.seed!r})"
 
 
+def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
+    """``act_batch``'s arguments as float32 ``(B, OBS_DIM)`` and bool ``(B, 107)``, or a ``ValueError``
+    saying what is wrong (before any random draw): other shapes, or a row with no legal action,
+    where no action could be legal."""
+    observations = np.asarray(observations, dtype=np.float32)
+    masks = np.asarray(masks)
+    if observations.ndim != 2 or observations.shape[1] != OBS_DIM or masks.shape != (len(observations), NUM_ACTIONS):
+        raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
+                         f"got {observations.shape} and {masks.shape}")
+    masks = masks.astype(bool, copy=False)
+    if not masks.any(axis=1).all():
+        raise ValueError(f"act_batch needs at least one legal action in every mask row; rows "
+                         f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
+    return observations, masks
+
+
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` ``(B, 107)``, without a loop."""
     masks = np.asarray(masks, dtype=bool)

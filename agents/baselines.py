@@ -46,7 +46,7 @@ from spoilfive_env.cards import (
 )
 from spoilfive_env.observation import SLICES
 
-from .base import Agent, sample_legal
+from .base import Agent, checked_batch, sample_legal
 
 PHASE_ROB, PHASE_PLAY, PHASE_JINK, PHASE_DONE = 0, 1, 2, 3
 _CARDS = np.arange(NUM_CARDS)
@@ -330,6 +330,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def act_batch(self, observations, masks):
+        _, masks = checked_batch(observations, masks)
         return sample_legal(masks, self.rng)
 
 
@@ -340,6 +341,7 @@ class GreedyAgent(Agent):
     batch_invariant = True  # a pure rule of each row: no random draws
 
     def act_batch(self, observations, masks):
+        observations, masks = checked_batch(observations, masks)
         return rule_actions(view_from_observations(observations), masks, spoil=False)
 
 
@@ -350,5 +352,6 @@ class SpoilerAgent(Agent):
     batch_invariant = True  # a pure rule of each row: no random draws
 
     def act_batch(self, observations, masks):
+        observations, masks = checked_batch(observations, masks)
         return rule_actions(view_from_observations(observations), masks, spoil=True)
 

@@ -40,7 +40,7 @@ from spoilfive_env.determinize import games_from_information, read_information, 
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
-from .base import Agent, sample_legal
+from .base import Agent, checked_batch, sample_legal
 from .baselines import core_rule_actions, rule_actions, view_from_observations
 
 ROLLOUTS = ("spoiler", "greedy", "random")
@@ -194,8 +194,7 @@ class PIMCAgent(_SearchAgent):
     name = "pimc"
 
     def act_batch(self, observations, masks):
-        observations = np.asarray(observations, dtype=np.float32)
-        masks = np.asarray(masks, dtype=bool)
+        observations, masks = checked_batch(observations, masks)
         actions = self._fallback(observations, masks)
         rows = self._search_rows(observations, masks)
         if not len(rows):
@@ -246,8 +245,7 @@ class OracleAgent(_SearchAgent):
                          "agents.evaluate or spoilfive_env.play, which call act_batch_state(core, games, ...)")
 
     def act_batch_state(self, core, games, observations, masks):
-        observations = np.asarray(observations, dtype=np.float32)
-        masks = np.asarray(masks, dtype=bool)
+        observations, masks = checked_batch(observations, masks)
         games = np.asarray(games, dtype=np.int64)
         actions = self._fallback(observations, masks)
         rows = self._search_rows(observations, masks)

@@ -109,3 +109,18 @@ def test_act_refuses_what_is_not_one_aec_observation(observation, says):
     with pytest.raises(ValueError, match=says):
         agent.act(observation)
     assert agent.rng.bit_generator.state == before
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "spoiler", "pimc:samples=2"])
+def test_act_batch_refuses_bad_shapes_and_rows_with_nothing_legal_before_any_draw(name):
+    agent = load_agent(name, seed=1)
+    before = agent.rng.bit_generator.state
+    legal = np.zeros((2, NUM_ACTIONS), bool)
+    legal[:, 0] = True
+    cases = [(np.zeros(OBS_DIM), legal[0], "act_batch needs observations"),
+             (np.zeros((2, OBS_DIM)), legal[:1], "act_batch needs observations"),
+             (np.zeros((2, OBS_DIM)), np.zeros((2, NUM_ACTIONS), bool), "rows \\[0, 1\\] have none")]
+    for observations, masks, says in cases:
+        with pytest.raises(ValueError, match=says):
+            agent.act_batch(observations, masks)
+    assert agent.rng.bit_generator.state == before  # never an action where none is legal

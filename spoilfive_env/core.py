@@ -131,10 +131,12 @@ class SpoilFiveCore:
                  rng: np.random.Generator | None = None, deal: bool = True):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:  # (an array "in" a tuple compares elementwise)
             raise ValueError(f"mode={mode!r} is not allowed: choose one of {', '.join(MODES)}")
-        if reward not in REWARDS:
+        if not isinstance(reward, str) or reward not in REWARDS:
             raise ValueError(f"reward={reward!r} is not allowed: choose one of {', '.join(REWARDS)}")
+        if not isinstance(deal, (bool, np.bool_)):
+            raise ValueError(f"deal={deal!r} is not allowed: give True (deal hands now) or False (reset() deals)")
         if rules is None:
             rules = Rules()
         if not isinstance(rules, Rules):

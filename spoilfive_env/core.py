@@ -759,7 +759,7 @@ def validate_deal(hands, turnups, num_players: int, num_games: int):
     for name, values in (("hands", hands), ("turnups", turnups)):
         if values.dtype.kind not in "iu":
             raise ValueError(f"{name} must be integer card indices 0-51, got {_describe_array(values)}")
-    cards = np.concatenate([hands.reshape(num_games, -1), turnups[:, None]], axis=1)
+    cards = np.concatenate([hands.reshape(num_games, num_players * HAND_SIZE), turnups[:, None]], axis=1)
     if cards.size and (cards.min() < 0 or cards.max() >= NUM_CARDS):
         raise ValueError(f"card indices must be 0-51, got {cards[(cards < 0) | (cards >= NUM_CARDS)][:5].tolist()}")
     sorted_cards = np.sort(cards, axis=1)

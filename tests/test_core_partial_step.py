@@ -149,3 +149,14 @@ def test_illegal_action_in_a_selected_game_raises_and_changes_nothing():
     where[9] = False
     core.step(actions, where=where)
     assert_rows_equal(core, [9], {k: v[[9]] for k, v in before.items()}, "game 9 left out")
+
+
+def test_injecting_deals_into_no_game_changes_nothing():
+    """A reset that selects no game, with deals for none (shapes (0, n, 5) and (0,)), is a no-op, as
+    stepping no game is; it used to fail in NumPy's reshape of the empty deal."""
+    core = SpoilFiveCore(3, rules=Rules(num_players=4), seed=0)
+    before, rng = core_fields(core), core.rng.bit_generator.state
+    core.reset(np.zeros(3, bool), hands=np.zeros((0, 4, 5), np.int64), turnups=np.zeros(0, np.int64))
+    after = core_fields(core)
+    assert core.rng.bit_generator.state == rng
+    assert all(np.array_equal(before[name], after[name]) for name in before)

@@ -23,13 +23,14 @@ for a batch, one uniform number per game picks the k-th legal action through the
 game, a uniform choice among ``np.flatnonzero(mask)``. Speed is measured here, never asserted
 by a test.
 
-``--peers`` measures the project beside its peers, when they are installed (the ``peers`` extra:
-``pip install "spoilfive[peers]"``): each measurement runs in a fresh subprocess, ours and the
-peer's alternately (who goes first alternates too) for ``--rounds`` rounds, every process on the
-same one CPU (NumPy steps on one thread; XLA would spread a Pgx step over every core), and the
-table gives the ratio ours / peer per round, its median and range. A peer that is not installed,
-or fails to start, is reported as skipped with the reason. ``--profile`` prints the CPU
-microseconds of the parts of one decision (:func:`profile`; docs/performance.md).
+``--peers`` measures the project beside its peers, when they are installed (the ``peers`` extra,
+from the checkout: ``pip install -c .ci/constraints.txt -e ".[peers]"``): each measurement runs in
+a fresh subprocess, ours and the peer's alternately (who goes first alternates too) for
+``--rounds`` rounds, every process on the same one CPU (NumPy steps on one thread; XLA would
+spread a Pgx step over every core), and the table gives the ratio ours / peer per round, its
+median and range. A peer that is not installed, or fails to start, is reported as skipped with
+the reason. ``--profile`` prints the CPU microseconds of the parts of one decision
+(:func:`profile`; docs/performance.md).
 
 ==============================  =====================================  ============================
 comparison                      ours                                   peer
@@ -422,7 +423,8 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
         row = {"title": comparison.title, "peer": comparison.peer_title, "ours_kind": comparison.ours}
         missing = missing_modules(comparison.peer)
         if missing:
-            row["skipped"] = f"not installed: {', '.join(missing)} (pip install 'spoilfive[peers]')"
+            row["skipped"] = (f"not installed: {', '.join(missing)} "
+                              "(from the checkout: pip install -c .ci/constraints.txt -e '.[peers]')")
             rows.append(row)
             continue
         ours, peer = [], []

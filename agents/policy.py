@@ -57,7 +57,7 @@ from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_V
 from spoilfive_env.rules import is_integer
 
 from . import CHECKPOINT_DIR  # in the package, torch-free: load_agent lists the shipped names without torch
-from .base import Agent
+from .base import Agent, checked_batch
 
 TORCH_MISSING = (
     "trained policies need PyTorch, which is not installed: pip install \"spoilfive[train]\" "
@@ -528,15 +528,11 @@ class PolicyAgent(Agent):
 
     @torch.inference_mode()
     def _act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.device)
-        mask = torch.as_tensor(np.asarray(masks, dtype=bool), device=self.device)
-        if obs.ndim != 2 or obs.shape[1] != OBS_DIM or mask.shape != (obs.shape[0], NUM_ACTIONS):
-            raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
-                             f"got {tuple(obs.shape)} and {tuple(mask.shape)}")
-        if len(obs) == 0:
+        observations, masks = checked_batch(observations, masks)
+        if len(observations) == 0:
             return np.zeros(0, np.int64)
-        if not bool(mask.any(dim=1).all()):
-            raise ValueError("act_batch needs at least one legal action in every mask row")
+        obs = torch.as_tensor(observations, device=self.device)
+        mask = torch.as_tensor(masks, device=self.device)
         logits = self.net.logits(obs)
         if not bool(torch.isfinite(logits).all()):
             raise ValueError("the policy network gave non-finite logits: its weights are broken (a diverged run?)")
@@ -544,7 +540,7 @@ class PolicyAgent(Agent):
             return MaskedCategorical(logits, mask).mode().cpu().numpy().astype(np.int64)
         # Sampling with the agent's own numpy generator keeps seeding explicit.
         logp = MaskedCategorical(logits, mask).log_probs.cpu().numpy()
-        return sample_legal(logp, np.asarray(masks, dtype=bool), self.rng)
+        return sample_legal(logp, masks, self.rng)
 
 
 def resolve_checkpoint(name_or_path) -> Path:

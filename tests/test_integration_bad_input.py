@@ -111,7 +111,7 @@ def test_act_refuses_what_is_not_one_aec_observation(observation, says):
     assert agent.rng.bit_generator.state == before
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "spoiler", "pimc:samples=2"])
+@pytest.mark.parametrize("name", ["random", "greedy", "spoiler", "pimc:samples=2", "ppo"])
 def test_act_batch_refuses_bad_shapes_and_rows_with_nothing_legal_before_any_draw(name):
     agent = load_agent(name, seed=1)
     before = agent.rng.bit_generator.state

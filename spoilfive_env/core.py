@@ -211,6 +211,12 @@ class SpoilFiveCore:
         """Games whose episode has ended and wait for :meth:`reset`."""
         return self.phase == PHASE_DONE
 
+    def game_winners(self, game: int) -> list[int]:
+        """The seats with the most chips in ``game``: its winners once a game (``mode="game"``) is
+        over (RULES.md: most chips wins; a tie names every tied seat)."""
+        chips = self.chips[game]
+        return np.flatnonzero(chips == chips.max()).tolist()
+
     @property
     def obs_dim(self) -> int:
         return OBS_DIM

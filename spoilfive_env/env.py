@@ -205,12 +205,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         core = self.core
         if core.phase[0] == PHASE_DONE:
             self._mask = np.zeros(NUM_ACTIONS, np.int8)
-            chips = core.chips[0]
-            for name in self.agents:  # each agent its own lists
-                self.infos[name] = {"winner": int(core.last_winner[0]), "tricks": core.last_tricks[0].tolist(),
-                                    "chips": chips.tolist(), "pool": int(core.pool[0])}
-                if core.mode == "game":  # RULES.md: most chips wins the game
-                    self.infos[name]["game_winners"] = np.flatnonzero(chips == chips.max()).tolist()
+            winner = int(core.last_winner[0])
+            for name in self.agents:
+                self.infos[name] = {"winner": winner, "tricks": core.last_tricks[0].tolist(),
+                                    "chips": core.chips[0].tolist(), "pool": int(core.pool[0])}
+                if core.mode == "game":
+                    self.infos[name]["game_winners"] = core.game_winners(0)
             self.agent_selection = self.agents[0] if self.agents else self.possible_agents[0]
         else:
             self._mask = core.legal_mask()[0].view(np.int8)  # legal_mask() is already a copy

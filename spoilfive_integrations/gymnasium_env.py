@@ -153,8 +153,8 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if core.done[0]:
             info.update(winner=int(core.last_winner[0]), tricks=core.last_tricks[0].tolist(),
                         chips=core.chips[0].tolist(), pool=int(core.pool[0]))
-            if core.mode == "game":  # most chips wins the game, as the AEC env's infos say
-                info["game_winners"] = np.flatnonzero(core.chips[0] == core.chips[0].max()).tolist()
+            if core.mode == "game":
+                info["game_winners"] = core.game_winners(0)
         if batch.illegal_action == "penalty":
             info["penalty"] = penalized
         return batch.observe()[0], info

@@ -49,7 +49,7 @@ from spoilfive_env.rules import Rules, is_integer
 
 from . import load_agent
 from .baselines import core_rule_actions
-from .evaluate import CHEATS_HERE, Z95
+from .evaluate import Z95, refuse_bad_agents
 
 RULE_MODELS = ("spoiler", "greedy")
 """Models that are rule-based agents (their choice has probability 1); anything else is a policy checkpoint."""
@@ -228,12 +228,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.floor > 1:
         parser.error(f"--floor {args.floor:g} is not allowed: it must be above 0 and at most 1")
-    try:
-        table_agent = load_agent(args.agents, seed=0)
-    except (ValueError, ImportError) as error:
-        parser.error(f"--agents: {error}")
-    if table_agent.cheats:
-        parser.error(f"--agents {args.agents!r}: {CHEATS_HERE}")
+    refuse_bad_agents(parser, "--agents", [args.agents], observations_only=True)
     try:
         PlayModel(args.model)
     except (ValueError, ImportError) as error:

@@ -90,12 +90,9 @@ def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = Fal
         except ImportError as error:  # a missing extra (torch, ray): say which spec needed it
             parser.error(f"{flag} {spec!r}: {error}")
         if observations_only and getattr(agent, "cheats", False):
-            parser.error(f"{flag} {spec!r}: {CHEATS_HERE}")
-
-
-CHEATS_HERE = ("it cheats (it reads every hand from the engine), so it plays only where the engine's state is at "
-               "hand: agents.evaluate, the leaderboard, the terminal game and the Gymnasium env's opponents")
-"""Why a command that plays agents on observations alone refuses the ``oracle``."""
+            parser.error(f"{flag} {spec!r}: it cheats (it reads every hand from the engine), so it plays only where "
+                         "the engine's state is at hand: agents.evaluate, the leaderboard, the terminal game and the "
+                         "Gymnasium env's opponents")
 
 
 def deal_count(text: str) -> int:

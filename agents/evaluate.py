@@ -282,9 +282,10 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
             out["tricks"][g] = core.last_tricks[f]
             out["jinker"][g] = core.last_jinker[f]
             out["jink_won"][g] = core.last_jink_won[f]
-        played = _tricks_played(core)
-        bar.update(float((played - counted).sum()))
-        counted = played
+        if not bar.disable:  # (counting costs a little on every step: only for a bar shown)
+            played = _tricks_played(core)
+            bar.update(float((played - counted).sum()))
+            counted = played
         live = ~core.done
         if not live.any():
             break

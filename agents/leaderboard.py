@@ -34,6 +34,7 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -274,11 +275,16 @@ def main(argv=None) -> int:
     refuse_bad_agents(parser, "--agents", specs)
     if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
         parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
-    if args.plot is not None:  # its folder made now: a plot that cannot be written fails before the tournaments
+    if args.plot is not None:  # checked now: a plot that cannot be written fails before the tournaments
+        plot_path = Path(args.plot).resolve()
+        if plot_path.is_dir():
+            parser.error(f"--plot {args.plot!r} is a folder: give a file path ending .png, .pdf or .svg")
         try:
-            Path(args.plot).resolve().parent.mkdir(parents=True, exist_ok=True)
+            plot_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             parser.error(f"--plot {args.plot!r}: its folder cannot be made ({error.strerror or error})")
+        if not os.access(plot_path.parent, os.W_OK) or (plot_path.exists() and not os.access(plot_path, os.W_OK)):
+            parser.error(f"--plot {args.plot!r}: no permission to write there; choose a writable path")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)

@@ -805,11 +805,16 @@ def check_fits_in_memory(batch_size: int, num_players: int) -> None:
                          f"({per_game} bytes a game)")
 
 
-def make_generator(seed) -> np.random.Generator:
-    """A fresh ``np.random.Generator`` from ``seed`` (None: fresh entropy; else a whole number >= 0)."""
+def checked_seed(seed) -> int | None:
+    """``seed`` as a Python int, or None; anything else refused, in the one wording every layer uses."""
     if seed is not None and not (is_integer(seed) and seed >= 0):
         raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}")
-    return np.random.default_rng(None if seed is None else int(seed))
+    return None if seed is None else int(seed)
+
+
+def make_generator(seed) -> np.random.Generator:
+    """A fresh ``np.random.Generator`` from ``seed`` (None: fresh entropy; else a whole number >= 0)."""
+    return np.random.default_rng(checked_seed(seed))
 
 
 def _describe_array(values: np.ndarray) -> str:

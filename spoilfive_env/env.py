@@ -92,6 +92,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._seat_arrays = [np.array([seat], np.int8) for seat in range(self.rules.num_players)]
         self._moving = np.ones(1, bool)  # step() moves the one game, never a finished one
         self.agents = []
+        self.agent_selection = None  # no one to act until reset() deals
+        self._dealt = False
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -123,7 +125,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {} for agent in self.agents}
+        self._dealt = True
         self._refresh()
+
+    def _require_reset(self, method: str):
+        if not self._dealt:
+            raise ValueError(f"{method}() before reset(): call reset() to deal the first hand")
 
     def _parse_options(self, options: dict) -> dict:
         if not isinstance(options, Mapping):
@@ -179,6 +186,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return card_index(card_str(card))
 
     def step(self, action):
+        self._require_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -216,7 +224,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._mask = core.legal_mask()[0].view(np.int8)  # legal_mask() is already a copy
             self.agent_selection = self.possible_agents[int(core.current[0])]
 
+    def last(self, observe: bool = True):
+        self._require_reset("last")
+        return super().last(observe)
+
     def observe(self, agent):
+        self._require_reset("observe")
         # The seat is known to be valid: build directly, without core.observe's argument checks.
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
@@ -232,6 +245,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        self._require_reset("render")
         text = render_table(self.core, viewer=self.agent_name_mapping.get(self.agent_selection, 0))
         if self.render_mode == "human":
             print(text)

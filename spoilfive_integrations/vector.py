@@ -53,7 +53,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from spoilfive_env.actions import NUM_ACTIONS, action_str
-from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
+from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, checked_seed
 from spoilfive_env.env import _observation_bounds, render_table
 from spoilfive_env.rules import is_integer, make_rules
 
@@ -230,15 +230,13 @@ class LearnerBatch:
 def checked_reset(seed, options, env_name: str) -> int | None:
     """A reset's ``seed`` as a Python int (or None), after refusing a bad seed or any option:
     Gymnasium itself takes only a Python int, and says so in its own error type."""
-    if seed is not None and not (is_integer(seed) and seed >= 0):
-        raise ValueError(f"seed={seed!r} is not allowed: give a whole number 0 or more (a NumPy integer too), "
-                         "or None")
+    seed = checked_seed(seed)
     if options is not None and not isinstance(options, Mapping):
         raise ValueError(f"options={options!r} is not allowed: give a dict (empty: {env_name} takes no reset "
                          "options) or None")
     if options:
         raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {env_name} takes none")
-    return None if seed is None else int(seed)
+    return seed
 
 
 class SpoilFiveVectorEnv(VectorEnv):

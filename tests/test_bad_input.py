@@ -460,6 +460,19 @@ def test_a_refused_env_reset_changes_nothing(arguments, needle):
     assert_same_state(before, env_snapshot(game))
 
 
+@pytest.mark.parametrize("call", ["step", "observe", "render", "last"])
+def test_the_raw_env_refuses_to_play_before_its_first_reset(call):
+    """The unwrapped env (no PettingZoo order check above it) says what to do, not AttributeError."""
+    from spoilfive_env import raw_env
+
+    game = raw_env(num_players=3, render_mode="ansi")
+    arguments = {"step": (0,), "observe": ("player_0",), "render": (), "last": ()}[call]
+    with pytest.raises(ValueError, match=rf"{call}\(\) before reset\(\): call reset\(\)"):
+        getattr(game, call)(*arguments)
+    game.reset(seed=0)  # and the refusal left it able to start
+    assert game.observe("player_0")["action_mask"].shape == (game.action_space("player_0").n,)
+
+
 def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
     game = played_env(mode="game")
     before = env_snapshot(game)

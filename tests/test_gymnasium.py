@@ -462,7 +462,7 @@ def test_vector_render_and_check_options():
     assert len(tables) == 2 and all("player_1's hand" in table for table in tables)
     with pytest.raises(ValueError, match="unknown reset options"):
         envs.reset(options={"hands": []})
-    with pytest.raises(ValueError, match=r"seed=-1 is not allowed"):
+    with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got -1"):
         envs.reset(seed=-1)
     with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
         SpoilFiveVectorEnv(2, opponents="random").step(np.zeros(2, np.int64))

@@ -51,7 +51,7 @@ def test_the_gymnasium_envs_refuse_a_bad_seed_in_their_own_words_and_change_noth
     for env in make_both():
         env.reset(seed=0)
         before = env_state(env)
-        with pytest.raises(ValueError, match=r"seed=.* is not allowed: give a whole number 0 or more"):
+        with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
             env.reset(seed=seed)
         assert env_state(env) == before
 
@@ -85,11 +85,11 @@ def test_the_sb3_vec_env_checks_a_seed_when_it_is_given(seed):
     pytest.importorskip("stable_baselines3")
     from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
 
-    with pytest.raises(ValueError, match=r"seed=.* is not allowed"):
+    with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
         SpoilFiveSB3VecEnv(2, num_players=3, opponents="random", seed=seed)
     venv = SpoilFiveSB3VecEnv(2, num_players=3, opponents="random", seed=0)
     before = venv.core.rng.bit_generator.state
-    with pytest.raises(ValueError, match=r"seed=.* is not allowed"):
+    with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
         venv.seed(seed)  # refused now, not at the next reset after reseeding half the state
     assert venv.core.rng.bit_generator.state == before
     venv.reset()  # the seed given at construction still stands

@@ -128,6 +128,24 @@ def test_a_plot_in_a_new_folder_is_made_and_one_that_cannot_be_is_refused_before
     assert captured.out == ""  # nothing was played
 
 
+def test_a_plot_path_that_is_a_folder_or_not_writable_is_refused_before_any_play(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "plots.png"
+    folder.mkdir()
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot", str(folder)])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert "is a folder" in captured.err and captured.out == ""
+    # No permission (faked: the test may run as root, whom permissions do not stop).
+    monkeypatch.setattr("agents.leaderboard.os.access", lambda path, mode: False)
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot", str(tmp_path / "x.png")])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert "no permission to write there" in captured.err and captured.out == ""
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_a_plot_that_fails_to_write_keeps_the_figures(tmp_path, capsys, monkeypatch):
     from agents import leaderboard as board_module
 

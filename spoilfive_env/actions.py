@@ -13,6 +13,10 @@ ids        meaning
 
 from __future__ import annotations
 
+import operator
+
+import numpy as np
+
 from .cards import NUM_CARDS, card_str
 
 PLAY_FIRST = 0
@@ -31,9 +35,31 @@ def rob_action(discard: int) -> int:
     return ROB_FIRST + int(discard)
 
 
+def action_id(action) -> int:
+    """One action as a Python int: a whole number (Python, NumPy, a 0-d integer array or tensor);
+    a ``ValueError`` for a bool, a float or anything else. Its range is the caller's to check."""
+    if isinstance(action, (bool, np.bool_)) or str(getattr(action, "dtype", "")) in ("bool", "torch.bool"):
+        raise ValueError(f"an action is a whole number 0-{NUM_ACTIONS - 1} (an action id), got the bool {action!r}")
+    try:
+        return operator.index(action)
+    except TypeError:
+        raise ValueError(f"an action is a whole number 0-{NUM_ACTIONS - 1} (an action id), got {action!r}") from None
+
+
+def action_array(actions, shape: tuple) -> np.ndarray:
+    """``actions`` as int64 of ``shape``; a ``ValueError`` unless they are whole numbers of that shape
+    that int64 holds (a huge unsigned value is named as given, not wrapped)."""
+    actions = np.asarray(actions)
+    if actions.shape != shape or actions.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integers of shape {shape}, got shape {actions.shape} dtype {actions.dtype}")
+    if actions.dtype.kind == "u" and actions.size and actions.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"action {int(actions.max())} is out of range: action ids are 0-{NUM_ACTIONS - 1}")
+    return actions.astype(np.int64)
+
+
 def action_str(action: int, symbols: bool = False) -> str:
     """Human text for an action id, e.g. ``"play 5H"``, ``"rob, discard 2C"``, ``"claim"``."""
-    action = int(action)
+    action = action_id(action)
     if 0 <= action < ROB_FIRST:
         return f"play {card_str(action, symbols)}"
     if ROB_FIRST <= action < DECLINE_ROB:

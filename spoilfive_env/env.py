@@ -35,7 +35,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS, action_str
+from .actions import NUM_ACTIONS, action_id, action_str
 from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
 from .observation import OBS_DIM, SLICES, build_observation
@@ -96,10 +96,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._dealt = False
 
     def observation_space(self, agent):
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self._known_agent(agent)]
 
     def action_space(self, agent):
-        return self.action_spaces[agent]
+        return self.action_spaces[self._known_agent(agent)]
+
+    def _known_agent(self, agent) -> str:
+        if not isinstance(agent, str) or agent not in self.agent_name_mapping:
+            raise ValueError(f"agent {agent!r} is not at this table: the agents are "
+                             f"{', '.join(map(repr, self.possible_agents))}")
+        return agent
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None):
@@ -191,10 +197,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-                or not 0 <= action < NUM_ACTIONS or not self._mask[action]:
+        try:
+            action = action_id(action)
+            why = ""
+        except ValueError:
+            why = f" (an action is a whole number 0-{NUM_ACTIONS - 1}, an action id)"
+        if why or not 0 <= action < NUM_ACTIONS or not self._mask[action]:
             legal = ", ".join(f"{a} ({action_str(a)})" for a in np.flatnonzero(self._mask))
-            raise ValueError(f"illegal action {action!r} for {agent}; legal actions: {legal}")
+            raise ValueError(f"illegal action {action!r} for {agent}{why}; legal actions: {legal}")
         # The action was checked against the core's own mask just above: apply it directly.
         actions = np.array([action])
         rewards, done = self.core._apply_actions(actions, actions, self._moving)
@@ -231,10 +241,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def observe(self, agent):
         self._require_reset("observe")
         # The seat is known to be valid: build directly, without core.observe's argument checks.
-        seat = self.agent_name_mapping.get(agent)
-        if seat is None:
-            raise ValueError(f"agent {agent!r} is not at this table: the agents are "
-                             f"{', '.join(map(repr, self.possible_agents))}")
+        seat = self.agent_name_mapping[self._known_agent(agent)]
         observation = build_observation(self.core, self._seat_arrays[seat])[0]
         acting = agent == self.agent_selection and self.core.phase[0] != PHASE_DONE
         mask = self._mask.copy() if acting else np.zeros(NUM_ACTIONS, np.int8)

@@ -61,7 +61,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.actions import NUM_ACTIONS, action_array
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import render_table
 
@@ -137,7 +137,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         chosen = np.asarray(action)
         if chosen.shape not in ((), (1,)) or chosen.dtype.kind not in "iu":
             raise ValueError(f"an action is one integer 0-{NUM_ACTIONS - 1}, got {action!r}")
-        actions = chosen.reshape(1).astype(np.int64)
+        actions = action_array(chosen.reshape(1), (1,))  # (a huge unsigned value named, not wrapped)
         illegal = batch.illegal(actions, self._everywhere, name_game=False)
         rewards, _ = batch.learner_step(actions, ~illegal, illegal)
         rewards += batch.play_opponents(~illegal)
@@ -167,6 +167,8 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        if not self._started:
+            raise ValueError("render() before reset(): call reset() to deal the first hand")
         text = render_table(self.batch.core, viewer=self.seat)
         if self.render_mode == "human":
             print(text)

@@ -43,6 +43,8 @@ Training (see ``examples/rllib_ppo.py``)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import gymnasium
 import numpy as np
 import torch
@@ -54,13 +56,13 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.policy import PolicyAgent, PolicyNet
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.actions import NUM_ACTIONS, action_id
+from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import is_integer, make_rules
 
-from .vector import ILLEGAL_ACTION_MODES, forfeit_rewards, not_legal
+from .vector import ILLEGAL_ACTION_MODES, checked_reset, forfeit_rewards, not_legal
 
 SHARED_POLICY = "shared"
 DEFAULT_HIDDEN = (256, 256)
@@ -87,6 +89,8 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
 
     def __init__(self, config: dict | None = None):
         super().__init__()
+        if config is not None and not isinstance(config, Mapping):
+            raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
         options = dict(config or {})
         num_games = options.pop("num_games", 64)
         num_players = options.pop("num_players", 4)
@@ -99,9 +103,10 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         if illegal_action not in ILLEGAL_ACTION_MODES:  # mode and reward: SpoilFiveCore checks them
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
                              f"{', '.join(ILLEGAL_ACTION_MODES)}")
+        seed = checked_seed(seed)
         worker_index = getattr(config, "worker_index", 0)
         if seed is not None:
-            seed = int(seed) + int(worker_index)
+            seed += int(worker_index)
         self.rules = make_rules(num_players=num_players, **options)
         self.illegal_action = illegal_action
         self.num_games = B = int(num_games)
@@ -117,30 +122,37 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
         self._forfeited = np.zeros(B, bool)
         self.illegal_actions = 0  # penalised actions since construction (RLlib's pre-check makes some)
+        self._started = False  # reset() has dealt
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new episode in every game; observations of the seat to act in each."""
+        seed = checked_reset(seed, options, type(self).__name__)
         if seed is not None:
             self.core.rng = np.random.default_rng(seed)
         self.core.reset()
+        self._started = True
         self._forfeited[:] = False
         self.agents = self.possible_agents[:]
         return self._observations(np.ones(self.num_games, bool)), {}
 
     def step(self, action_dict: dict):
         """Apply the actions of the seats that were asked to act (at most one per game)."""
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hands")
+        if not isinstance(action_dict, Mapping):
+            raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
         B, n = self.num_games, self.num_players
+        rows, chosen = self._checked_actions(action_dict)
         asked = self.core.current_player + np.arange(B) * n  # flat index of the seat to act
         waiting = ~(self.core.done | self._forfeited)
-        rows = np.fromiter((self._index[aid] for aid in action_dict), np.int64, len(action_dict))
         games = rows // n
         if len(games) != len(np.unique(games)) or not (waiting[games] & (asked[games] == rows)).all():
             wrong = [aid for aid, g, r in zip(action_dict, games, rows) if not (waiting[g] and asked[g] == r)]
             raise ValueError(f"actions for agents not asked to act: {wrong[:5]}; act only for the agents "
                              "of the last observations")
         actions = np.zeros(B, np.int64)
-        actions[games] = np.fromiter(action_dict.values(), np.int64, len(action_dict))
+        actions[games] = chosen
         moving = np.zeros(B, bool)
         moving[games] = True
         rewards = np.zeros((B, n), np.float32)
@@ -170,6 +182,29 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         terminated["__all__"] = all_done
         still_playing = ~(self.core.done | self._forfeited)
         return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
+
+    def _checked_actions(self, action_dict: Mapping) -> tuple[np.ndarray, np.ndarray]:
+        """The flat agent rows and the actions (int64) of ``action_dict``, every key and value checked.
+
+        A value outside the action ids is refused under ``"raise"`` and is an illegal action (penalised)
+        under ``"penalty"``; what is not a whole number is refused under both."""
+        rows = np.empty(len(action_dict), np.int64)
+        chosen = np.empty(len(action_dict), np.int64)
+        for i, (aid, value) in enumerate(action_dict.items()):
+            row = self._index.get(aid) if isinstance(aid, str) else None
+            if row is None:
+                raise ValueError(f"unknown agent id {aid!r}: ids are 'g<game>_p<seat>', games 0-{self.num_games - 1}, "
+                                 f"seats 0-{self.num_players - 1}")
+            try:
+                action = action_id(value)
+            except ValueError as error:
+                raise ValueError(f"{aid}: {error}") from None
+            if not 0 <= action < NUM_ACTIONS:
+                if self.illegal_action == "raise":
+                    raise ValueError(f"illegal action {action} for {aid}: action ids are 0-{NUM_ACTIONS - 1}")
+                action = NUM_ACTIONS  # out of the table, so illegal: penalised below
+            rows[i], chosen[i] = row, action
+        return rows, chosen
 
     def _observations(self, games_mask: np.ndarray) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""

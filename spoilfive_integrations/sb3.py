@@ -84,6 +84,7 @@ class SpoilFiveSB3VecEnv(VecEnv):
         self._actions = np.zeros(self.num_envs, np.int64)
         self._masks = np.ones((self.num_envs, NUM_ACTIONS), bool)
         self._everywhere = np.ones(self.num_envs, bool)
+        self._started = False  # reset() has dealt (SB3 itself never steps first; a user may)
 
     @property
     def core(self) -> SpoilFiveCore:
@@ -104,9 +105,12 @@ class SpoilFiveSB3VecEnv(VecEnv):
         self._reset_options()
         self.batch.start(self._everywhere, self._seat_rng)
         self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._started = True
         return self._observe()
 
     def step_async(self, actions: np.ndarray) -> None:
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hands")
         self._actions = self.batch.check_actions(actions)
 
     def step_wait(self):

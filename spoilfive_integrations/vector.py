@@ -52,7 +52,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from spoilfive_env.actions import NUM_ACTIONS, action_str
+from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, checked_seed
 from spoilfive_env.env import _observation_bounds, render_table
 from spoilfive_env.rules import is_integer, make_rules
@@ -152,11 +152,7 @@ class LearnerBatch:
 
     def check_actions(self, actions) -> np.ndarray:
         """The learners' ``actions`` as int64 ``(B,)``; a ``ValueError`` unless they are integers of that shape."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integers of shape ({self.num_envs},), got shape {actions.shape} "
-                             f"dtype {actions.dtype}")
-        return actions.astype(np.int64)
+        return action_array(actions, (self.num_envs,))
 
     def illegal(self, actions: np.ndarray, where: np.ndarray, *, name_game: bool = True) -> np.ndarray:
         """Bool ``(B,)``: the learner's ``actions`` (int ``(B,)``) that are not legal in the games ``where``.
@@ -299,7 +295,7 @@ class SpoilFiveVectorEnv(VectorEnv):
     def step(self, actions):
         """One learner action per game; games that ended at the previous step restart instead."""
         if not self._started:
-            raise ValueError("call reset() before step()")
+            raise ValueError("step() before reset(): call reset() to deal the first hand")
         batch = self.batch
         actions = batch.check_actions(actions)
         resetting = self._autoreset.copy()
@@ -332,5 +328,7 @@ class SpoilFiveVectorEnv(VectorEnv):
     def render(self):
         if self.render_mode is None:
             return None
+        if not self._started:
+            raise ValueError("render() before reset(): call reset() to deal the first hand")
         core = self.batch.core
         return tuple(render_table(core, viewer=int(self.batch.seat[g]), game=g) for g in range(self.num_envs))

@@ -464,8 +464,10 @@ def test_vector_render_and_check_options():
         envs.reset(options={"hands": []})
     with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got -1"):
         envs.reset(seed=-1)
-    with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
         SpoilFiveVectorEnv(2, opponents="random").step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r"render\(\) before reset\(\): call reset\(\)"):
+        SpoilFiveVectorEnv(2, opponents="random", render_mode="ansi").render()
 
 
 # ---------------------------------------------------------------------- construction errors

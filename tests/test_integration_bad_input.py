@@ -124,3 +124,132 @@ def test_act_batch_refuses_bad_shapes_and_rows_with_nothing_legal_before_any_dra
         with pytest.raises(ValueError, match=says):
             agent.act_batch(observations, masks)
     assert agent.rng.bit_generator.state == before  # never an action where none is legal
+
+
+# ------------------------------------------------ calls before reset, and actions of odd types
+
+
+def test_every_env_refuses_to_step_or_render_before_its_first_reset_and_draws_nothing():
+    single = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents="random", render_mode="ansi")
+    vector = gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
+                                num_players=3, opponents="random", render_mode="ansi")
+    for env, action in ((single, 0), (vector, np.zeros(2, np.int64))):
+        before = env_state(env)
+        with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
+            env.step(action)
+        with pytest.raises(ValueError, match=r"render\(\) before reset\(\): call reset\(\)"):
+            env.render()
+        assert env_state(env) == before
+        env.reset(seed=0)  # and it can start after the refusals
+
+
+def test_the_sb3_vec_env_refuses_a_step_before_reset_and_deals_nothing():
+    pytest.importorskip("stable_baselines3")
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(2, num_players=3, opponents="random", seed=0)
+    before = venv.core.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
+        venv.step(np.zeros(2, np.int64))
+    assert venv.core.rng.bit_generator.state == before  # it used to deal, and say every game was done
+    venv.reset()
+    venv.step(venv.action_masks().argmax(1))
+
+
+@pytest.mark.parametrize("make", ["single", "vector"])
+def test_a_huge_unsigned_action_is_named_as_given_not_wrapped_to_minus_one(make):
+    huge = np.uint64(2**64 - 1)
+    if make == "single":
+        env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents="random")
+        env.reset(seed=0)
+        action = huge
+    else:
+        env = gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
+                                 num_players=3, opponents="random")
+        env.reset(seed=0)
+        action = np.array([huge, huge])
+    before = env_state(env)
+    with pytest.raises(ValueError, match="action 18446744073709551615 is out of range: action ids are 0-106"):
+        env.step(action)
+    assert env_state(env) == before
+
+
+def test_the_aec_env_takes_any_whole_number_and_names_what_is_not_one():
+    torch = pytest.importorskip("torch")
+    from spoilfive_env import env
+
+    for kind in (np.int8, np.array, torch.tensor):
+        game = env(num_players=3)
+        game.reset(seed=4)
+        legal = int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0])
+        acting = game.agent_selection
+        game.step(kind(legal))  # a 0-d array or an integer tensor is a whole number too
+        assert game.agent_selection != acting
+    game = env(num_players=3)
+    game.reset(seed=4)
+    for odd in (3.0, np.array(2.0), torch.tensor(3.0), "3", np.array([3])):
+        with pytest.raises(ValueError, match=r"\(an action is a whole number 0-106, an action id\); legal actions: "):
+            game.step(odd)
+    with pytest.raises(ValueError, match="agent 'player_9' is not at this table"):
+        game.action_space("player_9")
+    with pytest.raises(ValueError, match=r"agent \['player_0'\] is not at this table"):
+        game.unwrapped.observe(["player_0"])
+
+
+def rllib_env(**config):
+    pytest.importorskip("ray")
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    return SpoilFiveMultiAgentEnv({"num_games": 2, "num_players": 3, "seed": 0, **config})
+
+
+def rllib_state(env) -> tuple:
+    return env.core.rng.bit_generator.state, env.core.holder.tobytes(), env._forfeited.tobytes()
+
+
+def test_the_rllib_env_refuses_a_step_before_reset_bad_seeds_and_options():
+    env = rllib_env()
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
+        env.step({})
+    env.reset(seed=0)
+    before = rllib_state(env)
+    for seed in BAD_SEEDS:
+        with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match="unknown reset options 'x'"):
+        env.reset(options={"x": 1})
+    assert rllib_state(env) == before
+    for seed in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
+            rllib_env(seed=seed)
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    with pytest.raises(ValueError, match="config must be a dict of env options"):
+        SpoilFiveMultiAgentEnv("abc")
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+def test_the_rllib_env_refuses_actions_that_are_not_whole_numbers_or_agents_that_are_not_ids(illegal_action):
+    env = rllib_env(illegal_action=illegal_action)
+    observations, _ = env.reset(seed=0)
+    aid = next(iter(observations))
+    legal = int(np.flatnonzero(observations[aid]["action_mask"])[0])
+    before = rllib_state(env)
+    for odd in (1.9, True, "1", None):
+        with pytest.raises(ValueError, match=f"{aid}: an action is a whole number 0-106"):
+            env.step({aid: odd})
+    for key in ("g9_p9", 0, None):
+        with pytest.raises(ValueError, match=r"unknown agent id .*: ids are 'g<game>_p<seat>', games 0-1, seats 0-2"):
+            env.step({key: legal})
+    with pytest.raises(ValueError, match=r"step\(\) takes a dict \{agent id: action\}, got list"):
+        env.step([legal])
+    assert rllib_state(env) == before
+    huge = {aid: np.uint64(2**64 - 1)}
+    if illegal_action == "raise":
+        with pytest.raises(ValueError, match=f"illegal action 18446744073709551615 for {aid}: action ids are 0-106"):
+            env.step(huge)
+        assert rllib_state(env) == before
+        env.step({aid: np.int64(legal)})  # the refusals left the game playable
+    else:  # out of the table is an illegal action: that game's hand ends with the penalty
+        _, rewards, terminated, _, _ = env.step(huge)
+        assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == 1

@@ -214,8 +214,14 @@ class SpoilFiveCore:
     def game_winners(self, game: int) -> list[int]:
         """The seats with the most chips in ``game``: its winners once a game (``mode="game"``) is
         over (RULES.md: most chips wins; a tie names every tied seat)."""
-        chips = self.chips[game]
+        chips = self.chips[self._game(game)]
         return np.flatnonzero(chips == chips.max()).tolist()
+
+    def _game(self, game) -> int:
+        """``game`` as an index into this batch, or a ``ValueError`` saying what is allowed."""
+        if not is_integer(game) or not 0 <= game < self.batch_size:
+            raise ValueError(f"game must be an index 0-{self.batch_size - 1}, got {game!r}")
+        return int(game)
 
     @property
     def obs_dim(self) -> int:
@@ -408,10 +414,16 @@ class SpoilFiveCore:
         return clone
 
     def hand_of(self, game: int, seat: int) -> list[int]:
-        return np.flatnonzero(self.holder[game] == seat).tolist()
+        """The cards ``seat`` holds in ``game``, as card ids in order."""
+        if not is_integer(seat) or not 0 <= seat < self.num_players:
+            raise ValueError(f"seat must be 0-{self.num_players - 1}, got {seat!r}")
+        return np.flatnonzero(self.holder[self._game(game)] == seat).tolist()
 
     def describe(self, game: int = 0) -> str:
         """A one-line debugging description of one game."""
+        game = self._game(game)
+        if self.phase[game] == PHASE_DONE and self.turnup[game] < 0:
+            return "no hand dealt yet: call reset()"
         n = self.num_players
         hands = " | ".join(" ".join(card_str(c) for c in self.hand_of(game, s)) for s in range(n))
         return (f"phase={PHASE_NAMES[self.phase[game]]} current={self.current[game]} "
@@ -772,7 +784,7 @@ def validate_deal(hands, turnups, num_players: int, num_games: int):
     repeated = (sorted_cards[:, 1:] == sorted_cards[:, :-1])
     if repeated.any():
         game = int(np.flatnonzero(repeated.any(axis=1))[0])
-        dup = sorted_cards[game, 1:][repeated[game]]
+        dup = np.unique(sorted_cards[game, 1:][repeated[game]])  # each repeated card named once
         which = "the deal" if num_games == 1 else f"deal {game}"
         raise ValueError(f"{which} uses a card more than once: {', '.join(card_str(int(c)) for c in dup)}")
     return hands.astype(np.int8), turnups.astype(np.int8)

@@ -72,7 +72,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def __init__(self, num_players: int = 4, render_mode: str | None = None, mode: str = "hand",
                  reward: str = "equity", **rules):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
         if num_players is None:  # make_rules reads None as "the default"; here it is a mistake
             raise ValueError("num_players=None is not allowed: it must be an integer, 2 to 10")

@@ -64,6 +64,7 @@ from gymnasium import spaces
 from spoilfive_env.actions import NUM_ACTIONS, action_array
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import render_table
+from spoilfive_env.registration import GYMNASIUM_ID
 
 from .vector import LearnerBatch, checked_reset, single_observation_space
 
@@ -95,7 +96,11 @@ class SpoilFiveGymEnv(gymnasium.Env):
     def __init__(self, num_players: int = 4, opponents="spoiler", seat: int | None = None,
                  illegal_action: str = "raise", render_mode: str | None = None, mode: str = "hand",
                  reward: str = "equity", **rules):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if "num_envs" in rules:  # one game only; many are the vector env's
+            raise ValueError(f"num_envs is not an option of the one-seat env: for several games use gymnasium."
+                             f"make_vec({GYMNASIUM_ID!r}, num_envs=B, vectorization_mode='vector_entry_point')")
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
         self.batch = LearnerBatch(1, num_players=num_players, opponents=opponents, seat=seat,
                                   illegal_action=illegal_action, mode=mode, reward=reward, **rules)

@@ -43,7 +43,7 @@ Training (see ``examples/rllib_ppo.py``)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import gymnasium
 import numpy as np
@@ -55,7 +55,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.policy import PolicyAgent, PolicyNet
+from agents.policy import ENCODINGS, PolicyAgent, PolicyNet
 from spoilfive_env.actions import NUM_ACTIONS, action_id
 from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.env import raw_env
@@ -100,7 +100,8 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         seed = options.pop("seed", None)
         if not is_integer(num_games) or num_games < 1:
             raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
-        if illegal_action not in ILLEGAL_ACTION_MODES:  # mode and reward: SpoilFiveCore checks them
+        # (mode and reward: SpoilFiveCore checks them)
+        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
                              f"{', '.join(ILLEGAL_ACTION_MODES)}")
         seed = checked_seed(seed)
@@ -257,7 +258,16 @@ class SpoilFiveMaskedModule(TorchRLModule, ValueFunctionAPI):
 
 def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
                        policy: str = SHARED_POLICY) -> MultiRLModuleSpec:
-    """The ``rl_module_spec`` of one shared :class:`SpoilFiveMaskedModule` named ``policy``."""
+    """The ``rl_module_spec`` of one shared :class:`SpoilFiveMaskedModule` named ``policy``.
+
+    The options are checked here, where they are given, not when RLlib builds the module on a worker."""
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) or not hidden \
+            or not all(is_integer(width) and width >= 1 for width in hidden):
+        raise ValueError(f"hidden={hidden!r} is not allowed: give a list of one or more positive whole layer widths")
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding={encoding!r} is not allowed: choose one of {', '.join(ENCODINGS)}")
+    if not isinstance(policy, str) or not policy:
+        raise ValueError(f"policy={policy!r} is not allowed: give the policy's name, a non-empty string")
     return MultiRLModuleSpec(rl_module_specs={
         policy: RLModuleSpec(module_class=SpoilFiveMaskedModule,
                              model_config={"hidden": list(hidden), "encoding": encoding}),

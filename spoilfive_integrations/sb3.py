@@ -45,7 +45,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.base import Agent
 from agents.policy import sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
@@ -225,8 +225,12 @@ class SelfPlayCallback(BaseCallback):
         if not is_integer(refresh_steps) or refresh_steps < 1:
             raise ValueError(f"refresh_steps={refresh_steps!r} is not allowed: it must be an integer, 1 or more")
         self.refresh_steps = int(refresh_steps)
-        self.greedy = greedy
-        self.seed = seed
+        if not isinstance(greedy, (bool, np.bool_)):
+            raise ValueError(f"greedy={greedy!r} is not allowed: give True or False")
+        if checked_seed(seed) is None:  # each snapshot's seed is this plus its number
+            raise ValueError("seed=None is not allowed here: give a whole number 0 or more")
+        self.greedy = bool(greedy)
+        self.seed = int(seed)
         self.snapshots = 0
 
     def _refresh(self) -> None:

@@ -112,7 +112,7 @@ class LearnerBatch:
                  illegal_action: str = "raise", mode: str = "hand", reward: str = "equity", **rules):
         if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is not allowed: it must be an integer, 1 or more")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
+        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose 'raise' or 'penalty'")
         self.rules = make_rules(num_players=num_players, **rules)
         n = self.rules.num_players
@@ -257,7 +257,8 @@ class SpoilFiveVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
                  illegal_action: str = "raise", render_mode: str | None = None, mode: str = "hand",
                  reward: str = "equity", **rules):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None or 'ansi'")
         self.batch = LearnerBatch(num_envs, num_players=num_players, opponents=opponents, seat=seat,
                                   illegal_action=illegal_action, mode=mode, reward=reward, **rules)

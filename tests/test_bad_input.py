@@ -318,6 +318,38 @@ def test_a_single_environment_says_the_deal_not_deal_0():
     assert_same_state(before, env_snapshot(game))
 
 
+@pytest.mark.parametrize(("call", "arguments", "needle"), [
+    ("hand_of", (True, 0), "game must be an index 0-2, got True"),
+    ("hand_of", (-1, 0), "game must be an index 0-2, got -1"),
+    ("hand_of", (B, 0), "game must be an index 0-2, got 3"),
+    ("hand_of", (0, N), "seat must be 0-3, got 4"),
+    ("hand_of", (0, 1.0), "seat must be 0-3, got 1.0"),
+    ("describe", (5,), "game must be an index 0-2, got 5"),
+    ("game_winners", (1.0,), "game must be an index 0-2, got 1.0"),
+    ("game_winners", (None,), "game must be an index 0-2, got None"),
+])
+def test_bad_games_and_seats_to_read_are_refused(call, arguments, needle):
+    core = SpoilFiveCore(B, rules=Rules(num_players=N), seed=0)
+    with pytest.raises(ValueError, match=needle):
+        getattr(core, call)(*arguments)
+
+
+def test_describing_a_game_never_dealt_says_so():
+    core = SpoilFiveCore(B, rules=Rules(num_players=N), deal=False)
+    assert core.describe(0) == "no hand dealt yet: call reset()"
+    core.reset(seed=0)
+    assert core.describe(0).startswith("phase=") and len(core.hand_of(0, 0)) == 5
+
+
+@pytest.mark.parametrize("action", [3.0, True, "104", None, np.float64(2)], ids=repr)
+def test_action_text_takes_only_whole_numbers(action):
+    from spoilfive_env.actions import action_str
+
+    with pytest.raises(ValueError, match="an action is a whole number 0-106"):
+        action_str(action)
+    assert action_str(np.int16(104)) == "decline to rob"
+
+
 OBSERVE_CASES = [
     (1.5, "seats must be integer seats 0-3, one or one per game .* got float64 values of shape \\(\\): \\[1.5\\]"),
     (np.array([0.5, 1.7, 2.0]), "seats must be integer seats 0-3, .* got float64"),
@@ -443,6 +475,7 @@ ENV_RESET_CASES = [
     ({"options": {"hands": [["5H", "JD", "AS", "KC", "2D"], ["6H", "7H", "8H", "9H", "10H"],
                             ["2C", "3C", "4C", "5C", "6C"], ["2S", "3S", "4S", "5S", "6S"]], "turnup": "5H"}},
      "the deal uses a card more than once: 5H"),
+    ({"options": {"hands": [["5H"] * 5] * N, "turnup": "5H"}}, "the deal uses a card more than once: 5H$"),
     # a good seed beside a bad option: the generator must not be reseeded
     ({"seed": 11, "options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 2147483647"),
     ({"seed": 11, "options": {"chips": [1.5] * N}}, "'chips' must give one whole number"),

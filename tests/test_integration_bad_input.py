@@ -253,3 +253,56 @@ def test_the_rllib_env_refuses_actions_that_are_not_whole_numbers_or_agents_that
     else:  # out of the table is an illegal action: that game's hand ends with the penalty
         _, rewards, terminated, _, _ = env.step(huge)
         assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == 1
+
+
+def test_a_broken_opponent_object_is_named_when_it_breaks_the_act_batch_contract():
+    from agents.base import Agent
+
+    class Careless(Agent):
+        name = "careless"
+
+        def __init__(self, answer):
+            super().__init__(seed=0)
+            self.answer = answer
+
+        def act_batch(self, observations, masks):
+            return self.answer(masks)
+
+    for answer, says in ((lambda m: m.argmax(1) + 0.7, "returned float64 actions"),
+                         (lambda m: np.zeros(len(m) + 1, np.int64), r"of shape \(2,\) for 1 games"),
+                         (lambda m: (~m.astype(bool)).argmax(1), "which its mask does not allow")):
+        env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=Careless(answer), seat=0)
+        with pytest.raises(ValueError, match=rf"opponent .*careless.* {says}"):
+            env.reset(seed=0)  # (the opponents move first unless the learner leads)
+            env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+
+
+def test_the_sb3_self_play_callback_checks_its_seed_and_greedy_when_made():
+    pytest.importorskip("stable_baselines3")
+    from spoilfive_integrations.sb3 import SelfPlayCallback
+
+    for seed in (-1, 1.5, None, "3"):
+        with pytest.raises(ValueError, match="seed"):
+            SelfPlayCallback(5, seed=seed)
+    with pytest.raises(ValueError, match="greedy='yes' is not allowed: give True or False"):
+        SelfPlayCallback(5, greedy="yes")
+
+
+def test_rllib_module_options_are_checked_where_they_are_given():
+    pytest.importorskip("ray")
+    from spoilfive_integrations.rllib import masked_module_spec
+
+    for hidden in ([], [-1], [1.5], "256", [0]):
+        with pytest.raises(ValueError, match="hidden=.* is not allowed: give a list of one or more positive"):
+            masked_module_spec(hidden=hidden)
+    with pytest.raises(ValueError, match="encoding='x' is not allowed: choose one of"):
+        masked_module_spec(encoding="x")
+
+
+def test_odd_option_types_and_a_num_envs_for_one_seat_are_refused_in_words():
+    with pytest.raises(ValueError, match=r"illegal_action=array\(\['raise', 'x'\].* is not allowed"):
+        gymnasium.make(GYMNASIUM_ID, illegal_action=np.array(["raise", "x"]))
+    with pytest.raises(ValueError, match=r"render_mode=array\(\['ansi'\].* is not allowed"):
+        gymnasium.make(GYMNASIUM_ID, render_mode=np.array(["ansi"]))
+    with pytest.raises(ValueError, match=r"num_envs is not an option of the one-seat env: .*gymnasium\.make_vec"):
+        gymnasium.make(GYMNASIUM_ID, num_envs=2)

@@ -113,6 +113,9 @@ def exit_interrupted(message: str) -> None:
     raise SystemExit(130)
 
 
+OWN_FLAGS = {"num_players": "--players", "preset": "--preset"}
+
+
 def rule_option(text: str) -> tuple[str, bool | int]:
     """argparse ``type`` of ``--rule KEY=VALUE``: the option's name and its value, a whole number
     or ``true``/``false`` (the :class:`~spoilfive_env.rules.Rules` options are integers and
@@ -121,6 +124,8 @@ def rule_option(text: str) -> tuple[str, bool | int]:
     key, value = key.strip(), value.strip()
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"{text!r} must look like KEY=VALUE, e.g. jink_bonus=1")
+    if key in OWN_FLAGS:  # options the commands take as flags of their own
+        raise argparse.ArgumentTypeError(f"{text!r}: {key} has its own flag, {OWN_FLAGS[key]}")
     if value.lower() in ("true", "false"):
         return key, value.lower() == "true"
     try:

@@ -805,13 +805,14 @@ def _physical_memory() -> int | None:
         return None
 
 
-def check_fits_in_memory(batch_size: int, num_players: int) -> None:
+def check_fits_in_memory(batch_size: int, num_players: int, name: str = "batch_size") -> None:
     """Refuse a batch whose state and one observation would not fit in this machine's RAM
-    (rather than a MemoryError or the kernel killing the process half-way through)."""
+    (rather than a MemoryError or the kernel killing the process half-way through); ``name`` is
+    what the caller calls the batch size (a command's flag, say)."""
     per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM
     memory = _physical_memory()
     if memory is not None and batch_size * per_game > memory:
-        raise ValueError(f"batch_size={batch_size} is not allowed here: its state and one observation need "
+        raise ValueError(f"{name}={batch_size} is not allowed here: its state and one observation need "
                          f"about {batch_size * per_game / 2**30:.1f} GiB, more than this machine's "
                          f"{memory / 2**30:.1f} GiB; allowed: at most {memory // per_game} games "
                          f"({per_game} bytes a game)")

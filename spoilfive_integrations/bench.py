@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from spoilfive_env import __version__
+from spoilfive_env.bench import MAX_SECONDS
 from spoilfive_env.cli import (
     ArgumentParser,
     non_negative_int,
@@ -28,6 +29,7 @@ from spoilfive_env.cli import (
     positive_int,
     table_size,
 )
+from spoilfive_env.core import check_fits_in_memory
 
 from .gymnasium_env import SpoilFiveGymEnv
 from .vector import SpoilFiveVectorEnv
@@ -137,6 +139,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals, seats and actions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
+    if args.seconds > MAX_SECONDS:
+        parser.error(f"--seconds {args.seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
+    try:  # refused before any env is made
+        check_fits_in_memory(args.num_envs, args.players, name="--num-envs")
+    except ValueError as error:
+        parser.error(str(error))
     try:
         envs = make_envs(args.num_envs, args.players, args.opponents)
     except ValueError as error:  # a bad opponent

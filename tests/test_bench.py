@@ -57,11 +57,17 @@ def test_table_output_and_options():
     assert len(rows) == 2 * 2 + 2  # two core tables and the AEC table
 
 
-@pytest.mark.parametrize("args,fragment", [(["--players", "11"], "2 to 10"), (["--seconds", "0"], "positive"),
-                                           (["--batch-sizes", "x"], "integers")])
+@pytest.mark.parametrize("args,fragment", [
+    (["--players", "11"], "--players: '11': table sizes must be 2-10"),
+    (["--players", ","], "--players: ',': table sizes must be 2-10"),
+    (["--batch-sizes", ","], "--batch-sizes: ',': give whole numbers of at least 1"),
+    (["--batch-sizes", "x"], "not a comma-separated list of whole numbers"),
+    (["--seconds", "0"], "give seconds above 0, at most 3600"),
+    (["--seconds", "1e300"], "give seconds above 0, at most 3600"),
+])
 def test_bad_arguments_are_refused(args, fragment):
     completed = run_bench("--quick", *args)
-    assert completed.returncode == 2 and fragment in completed.stderr
+    assert completed.returncode == 2 and fragment in completed.stderr and len(completed.stderr.splitlines()) == 1
 
 
 # ---------------------------------------------------------------- random legal actions

@@ -143,6 +143,8 @@ EVALUATE_CASES = [
     (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
     (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "known options"]),
     (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
+    (["--agents", "random", "--rule", "num_players=3"], ["--rule", "num_players has its own flag, --players"]),
+    (["--agents", "random", "--rule", "preset=1"], ["--rule", "preset has its own flag, --preset"]),
     (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
     (["--agents", ","], ["--agents", "at least one"]),
     (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
@@ -173,7 +175,7 @@ def test_evaluate_refuses_every_kind_of_bad_value(capsys, args, words):
 
 BENCH_CASES = [
     (["--seconds", "0"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
-    (["--players", "1"], ["--players", "2 to 10"]), (["--players", "4,x"], ["--players"]),
+    (["--players", "1"], ["--players", "2-10"]), (["--players", "4,x"], ["--players"]),
     (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
     (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
 ]
@@ -182,7 +184,7 @@ BENCH_CASES = [
 def test_bench_refuses_a_measurement_that_would_never_end(tmp_path):
     result = run(["-m", "spoilfive_env.bench", "--quick", "--seconds", "nan"], tmp_path)
     assert result.returncode == BAD_USAGE and result.stdout == ""
-    assert_one_line_refusal(result.stderr, result.returncode, "--seconds nan", "positive and finite")
+    assert_one_line_refusal(result.stderr, result.returncode, "--seconds nan", "above 0, at most 3600")
 
 
 @pytest.mark.parametrize("args, words", BENCH_CASES, ids=[" ".join(a) for a, _ in BENCH_CASES])

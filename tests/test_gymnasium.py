@@ -550,6 +550,8 @@ def test_bench_reports_both_rates_and_their_ratio(capsys):
     (["--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--num-envs", "0"], "--num-envs: '0' is not allowed"),
     (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),
+    (["--seconds", "1e300"], "--seconds 1e+300 is not allowed: give seconds above 0, at most 3600"),
+    (["--num-envs", str(10**12)], "--num-envs=1000000000000 is not allowed here"),
 ])
 def test_bench_answers_bad_input_with_one_line(argv, message, capsys):
     from spoilfive_integrations import bench

@@ -77,7 +77,21 @@ def _parse_value(text: str):
     return text
 
 
-def _load_checkpoint(path: str, seed: int | None) -> Agent:
+def _refuse_unknown_options(kind: type[Agent], options: dict, what: str) -> None:
+    """A ``ValueError`` naming the options ``kind`` does not take and those it does."""
+    taken = [key for key in inspect.signature(kind).parameters if key != "seed"]
+    unknown = [key for key in options if key not in taken]
+    if unknown:
+        listed = [key for key in taken if key != "rules"]  # the rules come through bind(), not a spec
+        seed = " (the seed is load_agent's seed= argument, a tournament's --seed)" if "seed" in unknown else ""
+        raise ValueError(f"bad options for {what}: {', '.join(map(repr, unknown))} is not one of its options{seed}; "
+                         + (f"it takes {', '.join(listed)}" if listed else "it takes none"))
+
+
+def _load_checkpoint(path: str, seed: int | None, options: dict) -> Agent:
+    if options:  # a checkpoint is played as saved: greedily, on the CPU
+        raise ValueError(f"bad options for checkpoint {path!r}: {', '.join(map(repr, options))}; a checkpoint agent "
+                         "takes no options but seed= (agents.policy.load_policy_agent takes greedy= and device=)")
     from .policy import load_policy_agent  # lazy: only checkpoints need torch
 
     parameters = inspect.signature(load_policy_agent).parameters
@@ -96,12 +110,16 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     Args:
         name_or_path: see the module docstring. An :class:`Agent` instance is returned as is.
         seed: seed of the agent's own random generator (``None``: fresh entropy).
-        **options: keyword options for a built-in agent's constructor.
+        **options: keyword options for a built-in agent's constructor (a checkpoint takes none).
 
     Raises:
-        ValueError: an unknown name, listing the known names and shipped checkpoints.
+        ValueError: an unknown name, listing the known names and shipped checkpoints; an option the
+            agent does not take, listing those it does.
     """
     if isinstance(name_or_path, Agent):
+        if options:
+            raise ValueError(f"{name_or_path!r} is an agent already: it takes no options, got "
+                             f"{', '.join(map(repr, options))}")
         return name_or_path
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise ValueError(f"an agent is a name or a checkpoint path, got {name_or_path!r}")
@@ -113,7 +131,7 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
             raise ValueError(f"checkpoint {spec!r} is a folder: give the .pt file's path")
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
-        return _load_checkpoint(spec, seed)
+        return _load_checkpoint(spec, seed, options)
     best_options = []
     if name == "best":  # best's own options first; the spec's own may override them
         name, *best_options = BEST.split(":")
@@ -141,13 +159,14 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
             options.setdefault("policy", POLICY_SEARCH[name])
         else:
             kind = REGISTRY[name]
+        _refuse_unknown_options(kind, options, f"agent {name!r} ({spec!r})")
         try:
             return kind(seed=seed, **options)
         except TypeError as error:
             raise ValueError(f"bad options for agent {name!r}: {error}") from None
     checkpoint = CHECKPOINT_DIR / f"{spec}.pt"
     if checkpoint.is_file():
-        return _load_checkpoint(str(checkpoint), seed)
+        return _load_checkpoint(str(checkpoint), seed, options)
     shipped = shipped_checkpoints()
     raise ValueError(
         f"unknown agent {spec!r}: choose one of {', '.join(built_in_names())}"

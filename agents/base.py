@@ -19,14 +19,16 @@ opponent in training.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping
 
 import numpy as np
 
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import make_generator
-from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.actions import DECLINE_ROB, NUM_ACTIONS, ROB_FIRST, action_str
+from spoilfive_env.core import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_ROB, make_generator
+from spoilfive_env.observation import OBS_DIM, SLICES, observation_bounds
+from spoilfive_env.rules import Rules
 
 
 class Agent:
@@ -64,8 +66,9 @@ class Agent:
         self.seed = seed
 
     def bind(self, rules) -> None:
-        """Tell the agent the rules of the table it is about to play (agents may ignore it)."""
-        self.rules = rules
+        """Tell the agent the rules of the table it is about to play (agents may ignore it); anything
+        but a :class:`~spoilfive_env.rules.Rules` is refused, and nothing changed."""
+        self.rules = checked_rules(rules, "bind()")
 
     def act(self, observation: dict) -> int:
         """One action for one AEC observation dict (``"observation"``, ``"action_mask"``)."""
@@ -74,14 +77,15 @@ class Agent:
                    else type(observation).__name__)
             raise ValueError("act() takes one AEC observation: a dict with 'observation' and 'action_mask' "
                              f"(what env.observe(agent) returns), got {got}")
-        obs = np.asarray(observation["observation"], dtype=np.float32)[None, :]
-        mask = np.asarray(observation["action_mask"]).astype(bool)[None, :]
-        if obs.shape != (1, OBS_DIM) or mask.shape != (1, NUM_ACTIONS):
+        obs = _numbers(observation["observation"], "act()", "an observation")
+        mask = np.asarray(observation["action_mask"])
+        if obs.shape != (OBS_DIM,) or mask.shape != (NUM_ACTIONS,):
             raise ValueError(f"act() needs an observation of {OBS_DIM} numbers and a mask of {NUM_ACTIONS}, "
-                             f"got {obs.shape[1:]} and {mask.shape[1:]}")
+                             f"got {obs.shape} and {mask.shape}")
+        mask = _mask_as_bool(mask[None, :], "act()")
         if not mask.any():
             raise ValueError("act() needs an observation with at least one legal action in its mask")
-        return int(self.act_batch(obs, mask)[0])
+        return int(self.act_batch(obs[None, :], mask)[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions ``(B,)`` int64 for observations ``(B, OBS_DIM)`` and legal masks ``(B, 107)``."""
@@ -101,19 +105,142 @@ class Agent:
 
 
 def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
-    """``act_batch``'s arguments as float32 ``(B, OBS_DIM)`` and bool ``(B, 107)``, or a ``ValueError``
-    saying what is wrong (before any random draw): other shapes, or a row with no legal action,
-    where no action could be legal."""
-    observations = np.asarray(observations, dtype=np.float32)
+    """``act_batch``'s arguments as C-contiguous float32 ``(B, OBS_DIM)`` and bool ``(B, 107)``, or a
+    ``ValueError`` saying what is wrong (before any random draw): other shapes; a mask value other than
+    0/1 or True/False; a row with no legal action; an observation that is not numbers, or holds a value
+    outside the observation space (NaN and infinities included); a mask that allows a card the
+    observation's hand does not hold, or a rob, claim or jink outside that phase (except in a finished
+    game's row, where the core allows everything)."""
+    observations = _numbers(observations, "act_batch", "observations")
     masks = np.asarray(masks)
     if observations.ndim != 2 or observations.shape[1] != OBS_DIM or masks.shape != (len(observations), NUM_ACTIONS):
         raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
                          f"got {observations.shape} and {masks.shape}")
-    masks = masks.astype(bool, copy=False)
+    masks = _mask_as_bool(masks, "act_batch")
     if not masks.any(axis=1).all():
         raise ValueError(f"act_batch needs at least one legal action in every mask row; rows "
                          f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
-    return observations, masks
+    if len(observations):
+        _check_bounds(observations)
+        _check_fit(observations, masks)
+    # torch refuses negative strides (a reversed view): hand every agent plain arrays
+    return np.ascontiguousarray(observations), np.ascontiguousarray(masks)
+
+
+def checked_rules(rules, where: str):
+    """``rules`` if it is a :class:`~spoilfive_env.rules.Rules`, else a ``ValueError`` naming ``where``."""
+    if not isinstance(rules, Rules):
+        raise ValueError(f"{where} needs the table's rules as a spoilfive_env.rules.Rules "
+                         f"(for example Rules(num_players=4)), got {type(rules).__name__} {rules!r:.80}")
+    return rules
+
+
+def _numbers(values, where: str, what: str) -> np.ndarray:
+    """``values`` as float32, or a ``ValueError`` when they are not numbers (None, text, ragged lists)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError):  # ragged nested lists
+        raw = None
+    if raw is None or raw.dtype.kind not in "biuf":
+        if raw is None:
+            got = "a ragged nested sequence"
+        elif raw.dtype.kind == "O":
+            got = f"{values!r:.60}"
+        else:
+            got = f"dtype {raw.dtype}" + (f", such as {raw.reshape(-1)[0].item()!r:.40}" if raw.size else "")
+        raise ValueError(f"{where} needs {what} of numbers (float32, as the env's observe() gives), got {got}")
+    return raw.astype(np.float32, copy=False)
+
+
+def _is_zero_or_one(value) -> bool:
+    return isinstance(value, (numbers.Real, np.bool_)) and (value == 0 or value == 1)
+
+
+def _mask_as_bool(masks: np.ndarray, where: str) -> np.ndarray:
+    """``masks`` as bool, or a ``ValueError`` naming the first value that is not 0/1 or True/False
+    (NaN, -1, 2, 0.5, text would otherwise count as legal wherever they are not zero)."""
+    if masks.dtype == bool:
+        return masks
+    if masks.dtype.kind in "iuf":
+        ok = (masks == 0) | (masks == 1)  # NaN compares unequal to both
+    else:  # text, objects: only real numbers 0 and 1 are mask values
+        ok = np.frompyfunc(_is_zero_or_one, 1, 1)(masks).astype(bool) if masks.size else np.ones(masks.shape, bool)
+    if not ok.all():
+        row, action = (int(i) for i in np.argwhere(~ok)[0])
+        value = masks[row, action]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise ValueError(f"{where} needs masks of 0/1 or True/False values (1: legal); row {row} has "
+                         f"{value!r:.40} for action {action} (dtype {masks.dtype})")
+    return masks.astype(bool)
+
+
+def _observation_limits():
+    """The env's observation space bounds as float32 (infinities as float32's largest number, so that
+    an infinity is refused), each column's largest allowed bit pattern, and the one run of columns not
+    bounded below by 0 (the chips)."""
+    low, high = observation_bounds()
+    low, high = np.maximum(low, -_BIG), np.minimum(high, _BIG)
+    # A float32 from +0 up orders as its bits read as uint32, and NaN, infinities and negative
+    # numbers read larger than any finite limit: one max pass checks every column from 0.
+    from_zero = low == 0
+    limit_bits = np.where(from_zero, high.view(np.uint32), np.iinfo(np.uint32).max).astype(np.uint32)
+    signed = np.flatnonzero(~from_zero)
+    assert len(signed) == signed[-1] + 1 - signed[0], "the signed columns are one run (a slice, no gather)"
+    return low, high, limit_bits, slice(int(signed[0]), int(signed[-1]) + 1)
+
+
+_BIG = np.finfo(np.float32).max
+_LOW, _HIGH, _LIMIT_BITS, _SIGNED = _observation_limits()
+_BLOCK_OF_COLUMN = np.empty(OBS_DIM, object)
+for _name, _columns in SLICES.items():
+    _BLOCK_OF_COLUMN[_columns] = _name
+_HAND = SLICES["hand"]
+_PHASE = SLICES["phase"].start
+_NON_CARD_PHASE = [PHASE_ROB, PHASE_JINK, PHASE_JINK]  # the phase of decline, claim and jink
+
+
+def _check_bounds(observations: np.ndarray) -> None:
+    """Refuse a value outside the env's observation space (NaN and infinities included)."""
+    signed = observations[:, _SIGNED]
+    if (observations.view(np.uint32).max(axis=0) <= _LIMIT_BITS).all() \
+            and ((signed >= _LOW[_SIGNED]) & (signed <= _HIGH[_SIGNED])).all():
+        return
+    with np.errstate(invalid="ignore"):
+        bad = ~((observations >= _LOW) & (observations <= _HIGH))
+    if not bad.any():  # only -0.0, whose bits the fast pass refused: a zero all the same
+        return
+    row, column = (int(i) for i in np.argwhere(bad)[0])
+    low, high = _LOW[column], _HIGH[column]
+    allowed = ("finite numbers" if low == -_BIG else f"finite numbers of at least {low:g}" if high == _BIG
+               else f"numbers from {low:g} to {high:g}")
+    raise ValueError(f"act_batch needs observations as spoilfive_env builds them: row {row} has "
+                     f"{float(observations[row, column]):g} in its {_BLOCK_OF_COLUMN[column]!r} block (column "
+                     f"{column}), which holds {allowed}")
+
+
+def _check_fit(observations: np.ndarray, masks: np.ndarray) -> None:
+    """Refuse a mask that the observation's own position could not give: a play or rob of a card not
+    in the hand, a decline outside robbing, a claim or jink outside the jink choice."""
+    held = observations[:, _HAND] > 0.5
+    loose = (masks[:, :ROB_FIRST] | masks[:, ROB_FIRST:DECLINE_ROB]) > held
+    phase = observations[:, _PHASE:_PHASE + len(PHASE_NAMES)] > 0.5
+    off_phase = masks[:, DECLINE_ROB:] > phase[:, _NON_CARD_PHASE]
+    if not (loose.any() or off_phase.any()):
+        return
+    misfit = (loose.any(axis=1) | off_phase.any(axis=1)) & ~phase[:, PHASE_DONE]  # a finished game allows all
+    if not misfit.any():
+        return
+    row = int(np.flatnonzero(misfit)[0])
+    if loose[row].any():
+        card = int(np.flatnonzero(loose[row])[0])
+        action = card if masks[row, card] else ROB_FIRST + card
+        why = f"card {card} is not in the observation's hand {np.flatnonzero(held[row]).tolist()}"
+    else:
+        action = DECLINE_ROB + int(np.flatnonzero(off_phase[row])[0])
+        shown = [name for name, on in zip(PHASE_NAMES, phase[row], strict=True) if on]
+        why = f"the observation's phase is {' and '.join(shown) or 'none'}"
+    raise ValueError(f"act_batch got a mask that does not fit its observation: row {row} allows "
+                     f"{action} ({action_str(action)}), but {why}")
 
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -40,7 +40,7 @@ from spoilfive_env.determinize import games_from_information, read_information, 
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
-from .base import Agent, checked_batch, sample_legal
+from .base import Agent, checked_batch, checked_rules, sample_legal
 from .baselines import core_rule_actions, rule_actions, view_from_observations
 
 ROLLOUTS = ("spoiler", "greedy", "random")
@@ -148,7 +148,7 @@ class _SearchAgent(Agent):
             raise ValueError(f"max_rows={max_rows!r} is not allowed: it must be a positive integer "
                              "(rollout games a core batch holds)")
         self.max_rows = int(max_rows)
-        self.rules = rules
+        self.rules = None if rules is None else checked_rules(rules, "rules=")
 
     def _rules_for(self, observations: np.ndarray) -> Rules:
         info_size = int(observations[0, SLICES["table_size"]].argmax()) + 2

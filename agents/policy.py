@@ -56,7 +56,7 @@ from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, 
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
 
-from . import CHECKPOINT_DIR  # in the package, torch-free: load_agent lists the shipped names without torch
+from . import CHECKPOINT_DIR, shipped_checkpoints  # in the package, torch-free
 from .base import Agent, checked_batch
 
 TORCH_MISSING = (
@@ -427,6 +427,11 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
             ([f"unexpected {', '.join(unexpected[:3])}"] if unexpected else []) + misshapen[:3]
         raise CheckpointError(f"{path}: the weights do not fit the network its header describes ({config}): "
                               + "; ".join(details))
+    broken = [name for name, value in state_dict.items()
+              if value.is_floating_point() and not bool(torch.isfinite(value).all())]
+    if broken:  # refused now, not at the first act
+        raise CheckpointError(f"{path}: its weights hold NaN or infinite values ({', '.join(broken[:3])}"
+                              f"{', ...' if len(broken) > 3 else ''}): a diverged run? Use an earlier checkpoint")
     try:
         net = PolicyNet(**config)
         net.load_state_dict(state_dict, strict=True)
@@ -521,9 +526,10 @@ class PolicyAgent(Agent):
     def log_probs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The network's log-probabilities ``(B, 107)`` over each row's legal actions (an illegal
         action gets the dtype's lowest number: probability 0)."""
+        observations, masks = checked_batch(observations, masks)
         with torch_threads(self.threads if self.device.type == "cpu" else None), torch.inference_mode():
-            obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.device)
-            mask = torch.as_tensor(np.asarray(masks, dtype=bool), device=self.device)
+            obs = torch.as_tensor(observations, device=self.device)
+            mask = torch.as_tensor(masks, device=self.device)
             return MaskedCategorical(self.net.logits(obs), mask).log_probs.cpu().numpy()
 
     @torch.inference_mode()
@@ -555,6 +561,9 @@ def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
     """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file."""
     path = resolve_checkpoint(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint file at {path}: give a checkpoint's path or the name of one shipped "
+                              f"in agents/checkpoints ({', '.join(shipped_checkpoints()) or 'none'})")
     net, data = load_checkpoint(path, map_location=device)
     name = path.stem if path.parent == CHECKPOINT_DIR else str(path)
     return PolicyAgent(net, seed, greedy=greedy, name=name, device=device)

@@ -38,22 +38,11 @@ from pettingzoo.utils import wrappers
 from .actions import NUM_ACTIONS, action_id, action_str
 from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
-from .observation import OBS_DIM, SLICES, build_observation
+from .observation import build_observation, observation_bounds
 from .rules import CHIPS_MAX, CHIPS_MIN, is_integer, make_rules
 
 RESET_OPTIONS = ("dealer", "hands", "turnup", "pool", "chips")
 SEQUENCES = (list, tuple, np.ndarray)  # what a list of cards or of chips may be given as
-
-
-def _observation_bounds():
-    low = np.zeros(OBS_DIM, np.float32)
-    high = np.ones(OBS_DIM, np.float32)
-    high[SLICES["tricks_won"]] = 5 / 3
-    low[SLICES["chips"]] = -np.inf
-    high[SLICES["chips"]] = np.inf
-    high[SLICES["pool"]] = np.inf
-    high[SLICES["hand_place"]] = np.inf
-    return low, high
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -82,7 +71,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.core = SpoilFiveCore(1, rules=self.rules, mode=mode, reward=reward, deal=False)
         self.possible_agents = [f"player_{seat}" for seat in range(self.rules.num_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        low, high = _observation_bounds()
+        low, high = observation_bounds()
         observation_space = spaces.Dict({
             "observation": spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),

@@ -157,6 +157,19 @@ def observation_backend() -> str:
     return _backend.name()
 
 
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest value of each observation column (float32 ``(OBS_DIM,)`` each): the
+    bounds of the envs' observation spaces, which the agents also check what they are given against."""
+    low = np.zeros(OBS_DIM, np.float32)
+    high = np.ones(OBS_DIM, np.float32)
+    high[SLICES["tricks_won"]] = 5 / 3
+    low[SLICES["chips"]] = -np.inf
+    high[SLICES["chips"]] = np.inf
+    high[SLICES["pool"]] = np.inf
+    high[SLICES["hand_place"]] = np.inf
+    return low, high
+
+
 def build_observation(core, seats: np.ndarray) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state:
     :func:`numpy_observation`, or the same vector from the compiled loop when Numba is installed

@@ -42,7 +42,7 @@ from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.base import Agent
+from agents.base import Agent, checked_batch
 from agents.policy import sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore, checked_seed
@@ -195,11 +195,11 @@ class SB3PolicyAgent(Agent):
 
     @torch.inference_mode()
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, dtype=bool)
+        observations, masks = checked_batch(observations, masks)  # before the network: its errors name no input
         if len(masks) == 0:
             return np.zeros(0, np.int64)
         with torch_threads(1):  # small batches beside environment stepping
-            obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+            obs = torch.as_tensor(observations)
             logits = self.policy.get_distribution(obs, action_masks=masks).distribution.logits.numpy()
         if not self.greedy:
             return sample_legal(logits, masks, self.rng)

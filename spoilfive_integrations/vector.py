@@ -54,7 +54,8 @@ from gymnasium.vector.utils import batch_space
 
 from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, checked_seed
-from spoilfive_env.env import _observation_bounds, render_table
+from spoilfive_env.env import render_table
+from spoilfive_env.observation import observation_bounds
 from spoilfive_env.rules import is_integer, make_rules
 
 from .opponents import resolve_opponents
@@ -65,7 +66,7 @@ _CORE_STREAM = 0xC02E
 
 def single_observation_space() -> spaces.Box:
     """``Box(OBS_DIM,) float32`` with the AEC env's bounds."""
-    low, high = _observation_bounds()
+    low, high = observation_bounds()
     return spaces.Box(low=low, high=high, dtype=np.float32)
 
 

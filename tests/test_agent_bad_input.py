@@ -1,0 +1,223 @@
+"""Bad input to the agents: one clear ``ValueError`` before any random draw, nothing changed.
+
+Masks whose values are not 0/1, masks that do not fit their observation, observations that are not
+numbers or lie outside the observation space, unknown ``load_agent`` options, a checkpoint with broken
+weights and ``bind`` of something that is not the rules. Valid input that NumPy allows but torch did
+not (a reversed view) is played.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents import load_agent
+from agents.pimc import PIMCAgent
+from spoilfive_env import SpoilFiveCore, env
+from spoilfive_env.actions import CLAIM, NUM_ACTIONS
+from spoilfive_env.observation import OBS_DIM, SLICES
+from spoilfive_env.rules import Rules
+
+AGENTS = ["random", "greedy", "spoiler", "pimc:samples=2", "pimc_ppo:samples=2", "ppo"]
+
+
+def aec_observation(seed=0):
+    """One AEC observation dict of the player to act (5 cards in hand, playing or robbing)."""
+    table = env(num_players=4)
+    table.reset(seed=seed)
+    return table.observe(table.agent_selection)
+
+
+def state(agent):
+    return agent.rng.bit_generator.state
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("bad", [np.nan, -1, 2, 0.5, "x"], ids=repr)
+def test_a_mask_value_other_than_0_or_1_is_refused_naming_row_and_value(name, bad):
+    agent = load_agent(name, seed=1)
+    one = aec_observation()
+    mask = one["action_mask"].astype(object if isinstance(bad, str) else np.float64)
+    illegal = int(np.flatnonzero(one["action_mask"] == 0)[0])
+    mask[illegal] = bad
+    masks = np.stack([one["action_mask"], mask])
+    before = state(agent)
+    shown = repr(bad if isinstance(bad, str) else float(bad))  # the float mask holds -1.0
+    with pytest.raises(ValueError, match=rf"masks of 0/1 or True/False.*row 1 has {shown} for action {illegal}"):
+        agent.act_batch(np.stack([one["observation"]] * 2), masks)
+    with pytest.raises(ValueError, match="masks of 0/1 or True/False"):
+        agent.act({"observation": one["observation"], "action_mask": mask})
+    assert state(agent) == before
+
+
+@pytest.mark.parametrize("name", ["greedy", "pimc:samples=2", "pimc_ppo:samples=2"])
+def test_masks_of_floats_or_ints_0_and_1_play_as_the_bool_mask(name):
+    one = aec_observation(3)
+    observations = one["observation"][None]
+    chosen = [load_agent(name, seed=4).act_batch(observations, one["action_mask"].astype(dtype)[None])
+              for dtype in (bool, np.int8, np.float32, object)]
+    assert all(np.array_equal(chosen[0], other) for other in chosen[1:])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_a_mask_that_does_not_fit_the_observation_is_refused_before_any_draw(name):
+    agent = load_agent(name, seed=1)
+    one = aec_observation()
+    held = np.flatnonzero(one["observation"][SLICES["hand"]]).tolist()
+    not_held = next(card for card in range(52) if card not in held)
+    claim = one["action_mask"].copy()
+    claim[CLAIM] = 1  # the jink choice, in another phase
+    before = state(agent)
+    for mask, says in [(np.ones(NUM_ACTIONS, np.int8), rf"allows {not_held} .*card {not_held} is not in the "
+                                                         rf"observation's hand \[{', '.join(map(str, held))}\]"),
+                       (claim, rf"allows {CLAIM} \(claim the pool\), but the observation.s phase is (play|rob)")]:
+        with pytest.raises(ValueError, match="mask that does not fit its observation: row 0 " + says):
+            agent.act_batch(one["observation"][None], mask[None])
+    assert state(agent) == before
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "pimc:samples=2", "ppo"])
+def test_a_finished_games_row_may_allow_every_action(name):
+    """The core gives a finished game an all-True mask: still valid input."""
+    core = SpoilFiveCore(6, rules=Rules(num_players=3), seed=2)
+    while not core.done.any():
+        masks = core.legal_mask()
+        core.step(masks.argmax(axis=1))
+    masks = core.legal_mask()
+    assert masks[core.done].all()
+    actions = load_agent(name, seed=0).act_batch(core.observe(), masks)
+    assert masks[np.arange(6), actions].all()
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_reversed_views_are_played_as_their_copies(name):
+    core = SpoilFiveCore(8, rules=Rules(num_players=4), seed=5)
+    observations, masks = core.observe(), core.legal_mask()
+    reversed_ = load_agent(name, seed=2).act_batch(observations[::-1], masks[::-1])
+    copied = load_agent(name, seed=2).act_batch(observations[::-1].copy(), masks[::-1].copy())
+    assert np.array_equal(reversed_, copied)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("value, block, says", [
+    (np.nan, "hand", "nan in its 'hand' block.*numbers from 0 to 1"),
+    (np.inf, "chips", "inf in its 'chips' block.*finite numbers"),
+    (-np.inf, "pool", "-inf in its 'pool' block.*finite numbers of at least 0"),
+    (1e30, "hand", "1e\\+30 in its 'hand' block"),
+    (-1, "played", "-1 in its 'played' block"),
+    (2, "tricks_won", "2 in its 'tricks_won' block.*from 0 to 1.66667"),
+], ids=["nan", "inf", "-inf", "1e30", "negative", "too many tricks"])
+def test_an_observation_outside_the_observation_space_is_refused(name, value, block, says):
+    agent = load_agent(name, seed=1)
+    one = aec_observation()
+    bad = one["observation"].copy()
+    bad[SLICES[block].start] = value
+    before = state(agent)
+    with pytest.raises(ValueError, match="needs observations as spoilfive_env builds them: row 1 has " + says):
+        agent.act_batch(np.stack([one["observation"], bad]), np.stack([one["action_mask"]] * 2))
+    assert state(agent) == before
+
+
+@pytest.mark.parametrize("name", ["pimc:samples=2", "ppo"])
+def test_every_value_far_out_of_range_is_called_so(name):
+    """What used to say "partnerships=True is not allowed" (pimc) or "its weights are broken" (ppo)."""
+    one = aec_observation()
+    for value in (1e30, np.nan):
+        with pytest.raises(ValueError, match="act_batch needs observations as spoilfive_env builds them"):
+            load_agent(name, seed=1).act_batch(np.full((1, OBS_DIM), value), one["action_mask"][None])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("observation, says", [
+    (None, "got None"),
+    (np.array(["0"] * OBS_DIM), "got dtype <U1, such as '0'"),
+    ([[0.0] * 3, [0.0]], "got a ragged nested sequence"),
+], ids=["None", "text", "ragged"])
+def test_an_observation_that_is_not_numbers_is_refused(name, observation, says):
+    agent = load_agent(name, seed=1)
+    mask = aec_observation()["action_mask"]
+    before = state(agent)
+    with pytest.raises(ValueError, match="act\\(\\) needs an observation of numbers .*" + says):
+        agent.act({"observation": observation, "action_mask": mask})
+    with pytest.raises(ValueError, match="act_batch needs observations of numbers .*"):
+        agent.act_batch([observation], mask[None])
+    assert state(agent) == before
+
+
+def test_a_negative_zero_is_a_zero():
+    one = aec_observation(7)
+    signed = np.where(one["observation"] == 0, np.float32(-0.0), one["observation"])
+    assert np.signbit(signed).any()
+    for name in ("greedy", "ppo"):
+        assert load_agent(name).act({**one, "observation": signed}) == load_agent(name).act(one)
+
+
+def test_the_sb3_policy_agent_checks_its_batch_like_every_agent():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from spoilfive_integrations.sb3 import SB3PolicyAgent, SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=2, num_players=4, opponents="random", seed=0)
+    policy = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, seed=0).policy
+    agent = SB3PolicyAgent(policy, seed=1)
+    core = SpoilFiveCore(2, rules=Rules(num_players=4), seed=2)
+    observations, masks = core.observe(), core.legal_mask()
+    nothing = masks.copy()
+    nothing[1] = False
+    before = state(agent)
+    with pytest.raises(ValueError, match=r"rows \[1\] have none"):
+        agent.act_batch(observations, nothing)  # was action 0 for that row
+    with pytest.raises(ValueError, match="act_batch needs observations"):
+        agent.act_batch(observations[:, :10], masks)  # was torch's "mat1 and mat2 shapes cannot be multiplied"
+    assert state(agent) == before
+    greedy = SB3PolicyAgent(policy, greedy=True)
+    assert np.array_equal(greedy.act_batch(observations[::-1], masks[::-1]),
+                          greedy.act_batch(observations, masks)[::-1])
+
+
+@pytest.mark.parametrize("spec, options, says", [
+    ("ppo", {"greedy": False}, "bad options for checkpoint .*ppo.pt': 'greedy'; a checkpoint agent takes no options"),
+    ("random:seed=3", {}, "'seed' is not one of its options \\(the seed is load_agent's seed= argument"),
+    ("random:foo=1", {}, "bad options for agent 'random' .*'foo' is not one of its options; it takes none"),
+    ("pimc:foo=1", {}, "'foo' is not one of its options; it takes samples, rollout, max_rows$"),
+    ("pimc", {"depth": 2}, "'depth' is not one of its options; it takes samples, rollout, max_rows$"),
+    ("greedy", {"rules": Rules()}, "'rules' is not one of its options; it takes none"),
+    ("pimc_ppo:policy=nobody", {}, "no checkpoint file .*nobody.pt: .*shipped in agents/checkpoints \\(.*ppo"),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_load_agent_refuses_options_the_agent_does_not_take(spec, options, says):
+    with pytest.raises(ValueError, match=says):
+        load_agent(spec, **options)
+
+
+def test_a_checkpoint_path_takes_no_options_and_an_agent_object_none(tmp_path):
+    path = tmp_path / "copy.pt"
+    path.write_bytes(agents.CHECKPOINT_DIR.joinpath("ppo.pt").read_bytes())
+    with pytest.raises(ValueError, match="'foo'; a checkpoint agent takes no options"):
+        load_agent(str(path), foo=3)
+    assert load_agent(str(path)).name == str(path)
+    with pytest.raises(ValueError, match="is an agent already: it takes no options, got 'samples'"):
+        load_agent(load_agent("greedy"), samples=3)
+
+
+def test_a_checkpoint_with_non_finite_weights_is_refused_when_loaded(tmp_path):
+    torch = pytest.importorskip("torch")
+    data = torch.load(agents.CHECKPOINT_DIR / "ppo.pt", weights_only=True)
+    name = next(iter(data["state_dict"]))
+    data["state_dict"][name] = torch.full_like(data["state_dict"][name], float("nan"))
+    torch.save(data, tmp_path / "diverged.pt")
+    with pytest.raises(ValueError, match=f"its weights hold NaN or infinite values \\({name}\\): a diverged run"):
+        load_agent(str(tmp_path / "diverged.pt"))
+
+
+@pytest.mark.parametrize("name", ["pimc", "pimc_ppo:samples=2", "greedy"])
+def test_bind_refuses_what_is_not_the_rules(name):
+    agent = load_agent(name)
+    agent.bind(Rules(num_players=3))
+    for bad in ("x", 4, {"num_players": 4}):
+        with pytest.raises(ValueError, match="bind\\(\\) needs the table's rules as a spoilfive_env.rules.Rules"):
+            agent.bind(bad)
+    assert agent.rules == Rules(num_players=3)
+    with pytest.raises(ValueError, match="rules= needs the table's rules"):
+        PIMCAgent(rules="x")

@@ -167,6 +167,8 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     checkpoint = CHECKPOINT_DIR / f"{spec}.pt"
     if checkpoint.is_file():
         return _load_checkpoint(str(checkpoint), seed, options)
+    if os.path.isdir(spec):
+        raise ValueError(f"agent {spec!r} is a folder: give a checkpoint's .pt file (a run's agent.pt), or a name")
     shipped = shipped_checkpoints()
     raise ValueError(
         f"unknown agent {spec!r}: choose one of {', '.join(built_in_names())}"

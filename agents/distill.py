@@ -49,10 +49,11 @@ from spoilfive_env.cli import (
     positive_int,
     positive_ints,
     table_sizes,
+    unwritable,
 )
 
 from .evaluate import MAX_DEALS, evaluate
-from .pimc import PIMC_SAMPLES, PIMCAgent, action_means
+from .pimc import MAX_SAMPLES, PIMC_SAMPLES, PIMCAgent, action_means
 from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
 from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
 
@@ -216,8 +217,14 @@ def main(argv=None) -> int:
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
     if Path(args.out).is_dir():
         parser.error(f"--out {args.out!r} is a folder: give the checkpoint file's path")
+    for flag, place, is_folder in (("--out", args.out, False), ("--data", args.data, True)):
+        why = unwritable(place, folder=is_folder)  # asked now: the search takes minutes to hours
+        if why:
+            parser.error(f"{flag} {place!r} cannot be written: {why}")
     players, deals = args.players, args.deals
     samples = args.samples or EXPERTS[args.expert][1]
+    if samples > MAX_SAMPLES:
+        parser.error(f"--samples {samples}: give at most {MAX_SAMPLES:,} deals a decision")
     if len(set(players)) != len(players):
         parser.error(f"--players {','.join(map(str, players))}: give distinct table sizes")
     if max(deals) > MAX_DEALS:

@@ -56,8 +56,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
-from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.cli import OWN_FLAGS, ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
+from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import load_agent
@@ -158,6 +158,13 @@ def _lineup(agents, num_players: int, seed: int):
     specs, lineup = distinct_specs(agents, num_players)
     distinct = build_agents(specs, seed)
     return distinct, _labels(specs, distinct), lineup
+
+
+def largest_core_batch(deals: int, num_players: int, batch_size: int) -> int:
+    """The most games :func:`play_tournament` steps in one core: whole blocks of about ``batch_size``
+    games (at least one block), and never more than the tournament's games (every rotation of every deal)."""
+    block_games = BLOCK_DEALS * num_players
+    return min(deals * num_players, block_games * max(1, batch_size // block_games))
 
 
 def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnups, dealers,
@@ -478,6 +485,8 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         agents = [agents]
     if not (is_integer(batch_size) and batch_size >= 1):
         raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
+    # Refused now if it cannot fit in memory, not after the agents are built and the deals made.
+    check_fits_in_memory(largest_core_batch(int(deals), num_players, batch_size), num_players)
     started = time.perf_counter()
     specs, lineup = distinct_specs(agents, num_players)
     distinct = build_agents(specs, seed)  # also on the Ray path: a bad spec fails here, before any task
@@ -642,10 +651,23 @@ def main(argv=None) -> int:
         parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
     if args.preset is not None and args.preset not in PRESETS:
         parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
+    given = [key for key, _ in args.rule]
+    repeated = sorted({key for key in given if given.count(key) > 1})
+    if repeated:
+        parser.error(f"--rule {repeated[0]} is given more than once: give each option once")
+    known = sorted(field.name for field in dataclasses.fields(Rules) if field.name not in OWN_FLAGS)
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        parser.error(f"--rule {unknown[0]}: unknown rules option; known options are {', '.join(known)}")
     try:
         rules = make_rules(num_players=args.players, preset=args.preset, **dict(args.rule))
     except ValueError as error:
         parser.error(f"--rule: {error}")
+    try:  # the core batch the tournament will step must fit in memory (checked before any play)
+        check_fits_in_memory(largest_core_batch(args.deals, args.players, args.batch_size), args.players,
+                             name="a core batch of")
+    except ValueError as error:
+        parser.error(f"--batch-size {args.batch_size} with --deals {args.deals}: {error}")
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")

@@ -34,7 +34,6 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes, unwritable
 
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
 
@@ -246,6 +245,7 @@ def plot_ratings(board: dict, path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # made only now, with the figures in hand
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -275,16 +275,10 @@ def main(argv=None) -> int:
     refuse_bad_agents(parser, "--agents", specs)
     if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
         parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
-    if args.plot is not None:  # checked now: a plot that cannot be written fails before the tournaments
-        plot_path = Path(args.plot).resolve()
-        if plot_path.is_dir():
-            parser.error(f"--plot {args.plot!r} is a folder: give a file path ending .png, .pdf or .svg")
-        try:
-            plot_path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            parser.error(f"--plot {args.plot!r}: its folder cannot be made ({error.strerror or error})")
-        if not os.access(plot_path.parent, os.W_OK) or (plot_path.exists() and not os.access(plot_path, os.W_OK)):
-            parser.error(f"--plot {args.plot!r}: no permission to write there; choose a writable path")
+    if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
+        why = unwritable(args.plot)
+        if why:
+            parser.error(f"--plot {args.plot!r} cannot be written: {why}")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 from .cards import MAX_PLAYERS, MIN_PLAYERS
 
@@ -133,3 +136,37 @@ def rule_option(text: str) -> tuple[str, bool | int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: the value {value!r} is not allowed, give a whole number "
                                          "or true/false") from None
+
+
+def unwritable(path, *, folder: bool = False) -> str | None:
+    """Why a file (or, with ``folder``, a folder) cannot be written at ``path``, or None if it can.
+
+    Commands ask before any work, so that a run does not end, after minutes, on a place it cannot
+    write. Nothing it makes stays: folders still to be made are only checked for, and a probe file
+    is removed at once (an existing file is opened for appending, never changed)."""
+    path = Path(path).expanduser().absolute()
+    if path.exists() and (path.is_dir() != folder):
+        return "it is a folder" if path.is_dir() else "it is a file, not a folder"
+    place = path if folder else path.parent
+    ancestor = place
+    while not ancestor.exists():  # the folders still to be made: can the first one be made?
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is a file, so no folder can be made in it"
+    try:
+        if ancestor != place or folder:
+            with tempfile.TemporaryFile(dir=ancestor):
+                pass
+        else:
+            existed = path.exists()
+            try:
+                with open(path, "ab"):
+                    pass
+            finally:
+                if not existed and path.exists():
+                    path.unlink()
+    except OSError as error:
+        return error.strerror or str(error)
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"no permission to write in {ancestor}"
+    return None

@@ -812,7 +812,8 @@ def check_fits_in_memory(batch_size: int, num_players: int, name: str = "batch_s
     per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM
     memory = _physical_memory()
     if memory is not None and batch_size * per_game > memory:
-        raise ValueError(f"{name}={batch_size} is not allowed here: its state and one observation need "
+        named = f"{name} {batch_size} games" if " " in name else f"{name}={batch_size}"
+        raise ValueError(f"{named} is not allowed here: its state and one observation need "
                          f"about {batch_size * per_game / 2**30:.1f} GiB, more than this machine's "
                          f"{memory / 2**30:.1f} GiB; allowed: at most {memory // per_game} games "
                          f"({per_game} bytes a game)")

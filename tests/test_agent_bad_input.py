@@ -221,3 +221,8 @@ def test_bind_refuses_what_is_not_the_rules(name):
     assert agent.rules == Rules(num_players=3)
     with pytest.raises(ValueError, match="rules= needs the table's rules"):
         PIMCAgent(rules="x")
+
+
+def test_a_folder_given_as_an_agent_is_called_a_folder(tmp_path):
+    with pytest.raises(ValueError, match="is a folder: give a checkpoint's .pt file"):
+        load_agent(str(tmp_path))

@@ -141,10 +141,11 @@ EVALUATE_SUBPROCESS = [
 ]
 EVALUATE_CASES = [
     (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
-    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "known options"]),
+    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule no_such_rule", "known options are allow_jink"]),
     (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
     (["--agents", "random", "--rule", "num_players=3"], ["--rule", "num_players has its own flag, --players"]),
     (["--agents", "random", "--rule", "preset=1"], ["--rule", "preset has its own flag, --preset"]),
+    (["--agents", "random", "--rule", "ante=1", "--rule", "ante=2"], ["--rule ante is given more than once"]),
     (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
     (["--agents", ","], ["--agents", "at least one"]),
     (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
@@ -260,3 +261,47 @@ def test_commands_that_play_on_observations_alone_refuse_the_oracle_in_one_line(
     assert stopped.value.code == BAD_USAGE
     assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, "--opponent 'oracle'", "never an opponent")
     assert not (tmp_path / "runs").exists()  # refused before the run's folder
+
+
+def test_unwritable_says_why_a_place_cannot_be_written_and_leaves_nothing_behind(tmp_path):
+    from spoilfive_env.cli import unwritable
+
+    afile = tmp_path / "a-file"
+    afile.write_text("kept")
+    assert unwritable(tmp_path / "new" / "deeper" / "x.pt") is None  # folders to make are only checked for
+    assert unwritable(tmp_path / "new", folder=True) is None
+    assert unwritable(afile) is None and afile.read_text() == "kept"  # opened to append, never changed
+    assert unwritable(tmp_path) == "it is a folder"
+    assert unwritable(afile, folder=True) == "it is a file, not a folder"
+    assert unwritable(afile / "x.png") == f"{afile} is a file, so no folder can be made in it"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+    if Path("/proc/self").is_dir():  # Linux: a place even root cannot make a file in
+        assert unwritable("/proc/spoilfive-probe.png") is not None
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--out", "{tmp}/a-file/x.pt"], "--out '{tmp}/a-file/x.pt' cannot be written: {tmp}/a-file is a file"),
+    (["--out", "{tmp}/new/x.pt", "--data", "{tmp}/a-file"], "--data '{tmp}/a-file' cannot be written: it is a file"),
+    (["--out", "{tmp}/x.pt", "--samples", "16385"], "--samples 16385: give at most 16,384"),
+])
+def test_distill_refuses_a_place_it_cannot_write_or_too_many_samples_before_any_search(tmp_path, capsys, flags,
+                                                                                        says):
+    from agents.distill import main
+
+    (tmp_path / "a-file").write_text("")
+    flags = [flag.format(tmp=tmp_path) for flag in flags]
+    refused_in_process(main, ["--expert", "pimc", "--players", "3", "--deals", "2", *flags], capsys,
+                       says.format(tmp=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # no folder made before the refusal
+
+
+def test_evaluate_refuses_a_core_batch_too_large_for_memory_before_any_play(capsys):
+    from agents.evaluate import main
+    from spoilfive_env.core import _physical_memory
+
+    memory = _physical_memory()
+    if memory is None or memory > 40 * 2**30:  # ten million games of ten seats take about 42 GiB
+        pytest.skip("this machine could hold the largest tournament batch")
+    refused_in_process(main, ["--agents", "random", "--players", "10", "--deals", "1000000", "--batch-size",
+                              "100000000"], capsys,
+                       "--batch-size 100000000 with --deals 1000000: a core batch of 10000000 games is not allowed")

@@ -127,8 +127,9 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_the_search(tmp_p
             distill.main([*argv, "--players", "3", "--deals", "2"])
         assert stopped.value.code == 2
         error = capsys.readouterr().err
-        assert f"{flag}: the folder" in error and "cannot be made" in error and len(error.strip().splitlines()) == 1
-    assert not list(data.glob("*"))  # nothing searched
+        assert f"{flag} " in error and "is a file, so no folder can be made in it" in error
+        assert len(error.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # no folder made, nothing searched
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -124,7 +124,7 @@ def test_a_plot_in_a_new_folder_is_made_and_one_that_cannot_be_is_refused_before
         main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot", str(blocked / "x.png")])
     assert stop.value.code == 2
     captured = capsys.readouterr()
-    assert "its folder cannot be made" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert "is a file, so no folder can be made in it" in captured.err and len(captured.err.strip().splitlines()) == 1
     assert captured.out == ""  # nothing was played
 
 
@@ -137,13 +137,14 @@ def test_a_plot_path_that_is_a_folder_or_not_writable_is_refused_before_any_play
     captured = capsys.readouterr()
     assert "is a folder" in captured.err and captured.out == ""
     # No permission (faked: the test may run as root, whom permissions do not stop).
-    monkeypatch.setattr("agents.leaderboard.os.access", lambda path, mode: False)
+    monkeypatch.setattr("spoilfive_env.cli.os.access", lambda path, mode: False)
     with pytest.raises(SystemExit) as stop:
-        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot", str(tmp_path / "x.png")])
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--plot",
+              str(tmp_path / "new" / "x.png")])
     assert stop.value.code == 2
     captured = capsys.readouterr()
-    assert "no permission to write there" in captured.err and captured.out == ""
-    assert not (tmp_path / "x.png").exists()
+    assert f"no permission to write in {tmp_path}" in captured.err and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plots.png"]  # no folder, no probe left behind
 
 
 def test_a_plot_that_fails_to_write_keeps_the_figures(tmp_path, capsys, monkeypatch):

@@ -84,6 +84,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
     from spoilfive_env.cli import ArgumentParser
+    from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
 except KeyboardInterrupt:
@@ -283,14 +284,6 @@ def rollout_bytes(args: Args) -> int:
     seats = args.num_games / len(sizes) * sum(sizes)
     rows = seats * args.hands_per_game * MAX_DECISIONS_PER_HAND
     return int(rows * (2 * 4 * OBS_DIM + NUM_ACTIONS))
-
-
-def physical_memory() -> int:
-    """This machine's memory in bytes (0 where the system does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return 0
 
 
 def check_args(args: Args) -> None:

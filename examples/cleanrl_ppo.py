@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -34,7 +35,20 @@ from torch.utils.tensorboard import SummaryWriter
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents import base
 from agents.evaluate import check_against_baselines, check_deal_count
-from spoilfive_env.cli import ArgumentParser, positive_int, seed_value, table_size
+from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cli import (
+    ArgumentParser,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    seed_value,
+    table_size,
+    unit_fraction,
+)
+from spoilfive_env.core import check_fits_in_memory, physical_memory
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.rules import Rules
+from spoilfive_integrations.opponents import resolve_opponents
 
 
 @dataclass
@@ -68,10 +82,54 @@ class Args:
     num_iterations: int = 0
 
 
-# Counts and seeds are checked as they are parsed (one line and exit 2 for a bad value).
+# Every number is checked as it is parsed (one line and exit 2 for a bad value).
 CHECKED_TYPES = {"num_players": table_size, "total_timesteps": positive_int, "num_envs": positive_int,
                  "num_steps": positive_int, "num_minibatches": positive_int, "update_epochs": positive_int,
-                 "seed": seed_value, "eval_deals": check_deal_count}
+                 "seed": seed_value, "eval_deals": check_deal_count, "learning_rate": positive_float,
+                 "gamma": unit_fraction, "gae_lambda": unit_fraction, "clip_coef": positive_float,
+                 "ent_coef": non_negative_float, "vf_coef": non_negative_float, "max_grad_norm": positive_float}
+
+MAX_NAME = 200
+"""The longest --exp-name: with the seed and the time it names a folder under runs/ (most file
+systems stop at 255 bytes), as train.py's."""
+
+MIN_MINIBATCH = 2
+"""The fewest decisions a minibatch may hold: its advantages are normalised by their spread."""
+
+ROLLOUT_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
+"""About what one decision of the rollout storage takes, with its flattened copy."""
+
+
+
+def check_args(parser: ArgumentParser, args: Args) -> None:
+    """Refuse, in one line naming the flag, what would fail after the run has started (before
+    anything is written: the run folder comes later)."""
+    name = args.exp_name
+    if not name or os.sep in name or (os.altsep and os.altsep in name) or name in (".", ".."):
+        parser.error(f"--exp-name {name!r} is not allowed: a name, not a path or nothing (it names a folder "
+                     "under runs/)")
+    if name != name.strip() or len(name) > MAX_NAME:
+        parser.error(f"--exp-name {name!r} is not allowed: a name without spaces at either end, at most "
+                     f"{MAX_NAME} characters (it names a folder)")
+    batch = args.num_envs * args.num_steps
+    if batch // args.num_minibatches < MIN_MINIBATCH:
+        parser.error(f"--num-minibatches {args.num_minibatches} is not allowed with --num-envs {args.num_envs} "
+                     f"x --num-steps {args.num_steps} = {batch} decisions a rollout: give at most "
+                     f"{max(1, batch // MIN_MINIBATCH)} (each minibatch needs at least {MIN_MINIBATCH} decisions)"
+                     + ("" if batch >= MIN_MINIBATCH else ", or more games or steps"))
+    try:
+        check_fits_in_memory(args.num_envs, args.num_players, name="--num-envs")
+    except ValueError as error:
+        parser.error(str(error))
+    memory = physical_memory()
+    if memory is not None and batch * ROLLOUT_BYTES > memory:
+        parser.error(f"--num-envs {args.num_envs} x --num-steps {args.num_steps} is not allowed here: the rollout "
+                     f"storage needs about {batch * ROLLOUT_BYTES / 2**30:.1f} GiB, more than this machine's "
+                     f"{memory / 2**30:.1f} GiB; allowed: at most {memory // ROLLOUT_BYTES:,} decisions a rollout")
+    try:
+        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
+    except (ValueError, ImportError) as error:
+        parser.error(f"--opponents: {error}")
 
 
 def parse_args(argv=None) -> Args:
@@ -86,7 +144,9 @@ def parse_args(argv=None) -> Args:
             kind = CHECKED_TYPES.get(f.name) or {"int": int, "float": float, "str": str}[
                 f.type if isinstance(f.type, str) else f.type.__name__]
             parser.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"])
-    return Args(**vars(parser.parse_args(argv)))
+    args = Args(**vars(parser.parse_args(argv)))
+    check_args(parser, args)
+    return args
 
 
 SQRT2 = float(np.sqrt(2))
@@ -243,11 +303,13 @@ def main(argv=None) -> int:
         # Optimizing the policy and value network
         b_inds = np.arange(len(b_obs))
         clipfracs = []
+        pg_loss = v_loss = entropy_loss = approx_kl = torch.tensor(float("nan"))  # if every minibatch is skipped
         for _epoch in range(args.update_epochs):
             np.random.shuffle(b_inds)
             # num_minibatches even parts (the number of real transitions varies per rollout)
             for mb_inds in np.array_split(b_inds, args.num_minibatches):
-
+                if len(mb_inds) < MIN_MINIBATCH:  # a rollout of mostly autoreset rows: too few to learn from
+                    continue
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(
                     b_obs[mb_inds], b_masks[mb_inds], b_actions[mb_inds])
                 logratio = newlogprob - b_logprobs[mb_inds]
@@ -279,7 +341,7 @@ def main(argv=None) -> int:
                 optimizer.step()
 
         y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
-        var_y = np.var(y_true)
+        var_y = np.var(y_true) if len(y_true) else 0.0
         explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
 
         # TRY NOT TO MODIFY: record rewards for plotting purposes
@@ -290,7 +352,7 @@ def main(argv=None) -> int:
             writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
             writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
             writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-            writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
+            writer.add_scalar("losses/clipfrac", np.mean(clipfracs) if clipfracs else np.nan, global_step)
             writer.add_scalar("losses/explained_variance", explained_var, global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
         mean_return = np.mean(finished_returns) if finished_returns else float("nan")

@@ -1,7 +1,7 @@
 """PPO with RLlib (new API stack): one shared masked policy for every seat of many games.
 
     python examples/rllib_ppo.py                          # local Ray, 2 CPUs, a few minutes
-    python examples/rllib_ppo.py --address auto --num-env-runners 8   # a running Ray cluster
+    python examples/rllib_ppo.py --address auto --num-env-runners 8 --num-games 64   # a running Ray cluster
     python examples/rllib_ppo.py --route pettingzoo       # RLlib's own PettingZooEnv route, to compare
 
 The batched route (default) steps ``--num-games`` games of one core per RLlib environment
@@ -34,7 +34,11 @@ import agents
 import spoilfive_env
 import spoilfive_integrations
 from agents.evaluate import check_against_baselines, check_deal_count
+from agents.sharding import CONNECT_TIMEOUT_S, _reachable
+from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, seed_value, table_size
+from spoilfive_env.core import check_fits_in_memory, physical_memory
+from spoilfive_env.observation import OBS_DIM
 from spoilfive_integrations.rllib import (
     SHARED_POLICY,
     SpoilFiveMultiAgentEnv,
@@ -44,14 +48,79 @@ from spoilfive_integrations.rllib import (
 )
 
 ROUTES = ("batched", "pettingzoo")
+MAX_LOCAL_CPUS = 1024
+"""The most CPUs a local Ray is started with (Ray fails to start a node that claims billions)."""
+MAX_WIDTH = 65_536
+"""The widest hidden layer taken (and the layers of the policy and value nets must fit in memory)."""
+MIN_TURNS = 3
+"""Rounds of the table a sample must span at least (``--batch-size`` over the games sampled), so that
+every seat of every game acts in it: RLlib sums each seat's sampled steps, and a seat that did not
+act in a sample counts as NaN and ends the run (found by trying: two rounds failed, three held)."""
+DECISION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
+"""About what one sampled decision of a training batch takes (observation, next observation, mask)."""
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+
+def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, in one line naming the flag, what would fail (or wait forever) once Ray has started."""
+    if args.address is not None:
+        args.address = args.address.strip()
+        if args.address not in ("", "auto", "local"):
+            why = _reachable(args.address)
+            if why is not None:
+                parser.error(f"--address {args.address!r}: no Ray cluster answers there within "
+                             f"{CONNECT_TIMEOUT_S:g} s ({why}); give the head node's HOST:PORT (start one with "
+                             "`ray start --head`), 'auto' for the cluster started on this machine, or no --address "
+                             "for a local Ray")
+    if not args.address:
+        if args.num_cpus > MAX_LOCAL_CPUS:
+            parser.error(f"--num-cpus {args.num_cpus} is not allowed: give 1 to {MAX_LOCAL_CPUS:,}")
+        if args.num_env_runners > args.num_cpus:
+            parser.error(f"--num-env-runners {args.num_env_runners} is more than --num-cpus {args.num_cpus}: each "
+                         "runner takes one CPU of the local Ray, and RLlib would wait for them forever; give at most "
+                         f"{args.num_cpus} runners or more CPUs")
+    wide = [width for width in args.hidden if width > MAX_WIDTH]
+    if wide:
+        parser.error(f"--hidden {wide[0]} is not allowed: give layer widths from 1 to {MAX_WIDTH:,}")
+    if args.route == "batched":
+        try:
+            check_fits_in_memory(args.num_games, args.num_players, name="--num-games")
+        except ValueError as error:
+            parser.error(str(error))
+    if args.minibatch_size > args.batch_size:
+        parser.error(f"--minibatch-size {args.minibatch_size} is more than --batch-size {args.batch_size}: give a "
+                     "minibatch of at most the batch")
+    games = args.num_games if args.route == "batched" else 1  # decisions one environment step makes
+    least = MIN_TURNS * args.num_players * games * max(1, args.num_env_runners)
+    if args.batch_size < least:
+        parser.error(f"--batch-size {args.batch_size} is too small for {args.num_players} players, {games} game(s) an "
+                     f"environment ({args.route} route) and {max(1, args.num_env_runners)} sampler(s): every seat of "
+                     f"every game must act in each sample (RLlib's per-seat step count turns NaN otherwise); give at "
+                     f"least {least:,} ({MIN_TURNS} x players x games x samplers)"
+                     + (", or fewer --num-games" if args.route == "batched" else ""))
+    memory = physical_memory()
+    if memory is None:
+        return
+    widths = [OBS_DIM, *args.hidden]
+    # weights, gradients and Adam's two moments of the policy's and the value net's float32 parameters
+    parameters = 2 * sum(a * b for a, b in zip(widths[:-1], widths[1:])) + widths[-1] * (NUM_ACTIONS + 1)
+    if 16 * parameters > memory:
+        parser.error(f"--hidden {' '.join(map(str, args.hidden))} is not allowed here: the networks with Adam's "
+                     f"state need about {16 * parameters / 2**30:.1f} GiB, more than this machine's "
+                     f"{memory / 2**30:.1f} GiB")
+    if args.batch_size * DECISION_BYTES > memory:
+        parser.error(f"--batch-size {args.batch_size} is not allowed here: that many decisions need about "
+                     f"{args.batch_size * DECISION_BYTES / 2**30:.1f} GiB, more than this machine's "
+                     f"{memory / 2**30:.1f} GiB; allowed: at most {memory // DECISION_BYTES:,}")
+
+
+def build_parser() -> ArgumentParser:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--route", choices=ROUTES, default="batched", help="environment route (see above)")
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join ('auto' or host:port); default: start a local Ray")
-    parser.add_argument("--num-cpus", type=positive_int, default=2, help="CPUs of the local Ray (no --address)")
+    parser.add_argument("--num-cpus", type=positive_int, default=2,
+                        help=f"CPUs of the local Ray (no --address; at most {MAX_LOCAL_CPUS:,})")
     parser.add_argument("--num-env-runners", type=non_negative_int, default=0,
                         help="remote environment runners (0: sample in the driver)")
     parser.add_argument("--num-players", type=table_size, default=4)
@@ -65,7 +134,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: no evaluation)")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
 
 
 def make_pettingzoo_env(config):
@@ -98,10 +174,20 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(1)  # the driver samples and learns on the same cores
     if args.address:
-        ray.init(address=args.address, runtime_env={"py_modules": [spoilfive_env, agents, spoilfive_integrations]})
+        try:
+            ray.init(address=args.address,
+                     runtime_env={"py_modules": [spoilfive_env, agents, spoilfive_integrations]})
+        except ConnectionError as error:  # 'auto' with no cluster on this machine, say
+            build_parser().error(f"--address {args.address!r}: cannot join a Ray cluster "
+                                 f"({str(error).splitlines()[0]}); start one with `ray start --head`, or give no "
+                                 "--address for a local Ray")
     else:
         ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     try:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if args.num_env_runners > cpus:  # on a cluster: RLlib would wait for them forever
+            build_parser().error(f"--num-env-runners {args.num_env_runners} is more than the {cpus} CPUs of the "
+                                 f"Ray cluster at {args.address}: each runner takes one; give at most {cpus}")
         algo = build_config(args).build_algo()
         total, started = 0, time.perf_counter()
         for iteration in range(1, args.iterations + 1):

@@ -28,10 +28,21 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents.evaluate import check_against_baselines, check_deal_count
+from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, seed_value, table_size
+from spoilfive_env.core import check_fits_in_memory, physical_memory
+from spoilfive_env.observation import OBS_DIM
+from spoilfive_env.rules import Rules
+from spoilfive_integrations.opponents import resolve_opponents
 from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
 
 ROUTES = ("batched", "single")
+BATCHED_STEPS = 64
+"""MaskablePPO's ``n_steps`` on the batched route: its rollout buffer holds this many steps of every game."""
+ROLLOUT_BYTES = 2 * 4 * (OBS_DIM + NUM_ACTIONS) + 64
+"""About what one decision of the rollout buffer takes (observation and mask as float32, and the
+flattened copy made for the update)."""
+
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -49,6 +60,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.self_play and args.route != "batched":
         parser.error("--self-play takes the batched route")
+    if args.route == "batched":
+        try:
+            check_fits_in_memory(args.num_envs, args.num_players, name="--num-envs")
+        except ValueError as error:
+            parser.error(str(error))
+        needed, memory = args.num_envs * BATCHED_STEPS * ROLLOUT_BYTES, physical_memory()
+        if memory is not None and needed > memory:
+            parser.error(f"--num-envs={args.num_envs} is not allowed here: MaskablePPO's rollout buffer of "
+                         f"{BATCHED_STEPS} steps a game needs about {needed / 2**30:.1f} GiB, more than this "
+                         f"machine's {memory / 2**30:.1f} GiB; allowed: at most "
+                         f"{memory // (BATCHED_STEPS * ROLLOUT_BYTES):,} games")
+    try:
+        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
+    except (ValueError, ImportError) as error:
+        parser.error(f"--opponents: {error}")
     return args
 
 
@@ -61,7 +87,7 @@ def main(argv=None) -> int:
     else:
         env = VecMonitor(SpoilFiveSB3VecEnv(num_envs=args.num_envs, num_players=args.num_players,
                                             opponents=args.opponents, seed=args.seed))
-        hyper = dict(n_steps=64, batch_size=1024)
+        hyper = dict(n_steps=BATCHED_STEPS, batch_size=1024)
     model = MaskablePPO("MlpPolicy", env, learning_rate=1e-3, gamma=1.0, ent_coef=0.01, n_epochs=4,
                         seed=args.seed, verbose=0, **hyper)
     callback = SelfPlayCallback(args.self_play, seed=args.seed) if args.self_play else None

@@ -94,12 +94,35 @@ def _int_list(text: str, what: str) -> list[int]:
 
 def positive_float(text: str) -> float:
     """argparse ``type``: a finite number above 0."""
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number above 0")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse ``type``: a finite number of at least 0 (a loss coefficient)."""
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a number of at least 0")
+    return value
+
+
+def unit_fraction(text: str) -> float:
+    """argparse ``type``: a number from 0 to 1 (a discount, GAE's lambda)."""
+    value = _finite(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a number from 0 to 1")
+    return value
+
+
+def _finite(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number above 0")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number")
     return value
 
 

@@ -797,7 +797,7 @@ _STATE_BYTES_PER_SEAT = 6 + 4 * 3 + 8
 
 
 @cache  # asked at every core construction, and subset() builds many
-def _physical_memory() -> int | None:
+def physical_memory() -> int | None:
     """Bytes of RAM of this machine, None where the system does not say."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -810,7 +810,7 @@ def check_fits_in_memory(batch_size: int, num_players: int, name: str = "batch_s
     (rather than a MemoryError or the kernel killing the process half-way through); ``name`` is
     what the caller calls the batch size (a command's flag, say)."""
     per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM
-    memory = _physical_memory()
+    memory = physical_memory()
     if memory is not None and batch_size * per_game > memory:
         named = f"{name} {batch_size} games" if " " in name else f"{name}={batch_size}"
         raise ValueError(f"{named} is not allowed here: its state and one observation need "

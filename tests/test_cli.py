@@ -297,9 +297,9 @@ def test_distill_refuses_a_place_it_cannot_write_or_too_many_samples_before_any_
 
 def test_evaluate_refuses_a_core_batch_too_large_for_memory_before_any_play(capsys):
     from agents.evaluate import main
-    from spoilfive_env.core import _physical_memory
+    from spoilfive_env.core import physical_memory
 
-    memory = _physical_memory()
+    memory = physical_memory()
     if memory is None or memory > 40 * 2**30:  # ten million games of ten seats take about 42 GiB
         pytest.skip("this machine could hold the largest tournament batch")
     refused_in_process(main, ["--agents", "random", "--players", "10", "--deals", "1000000", "--batch-size",

@@ -66,7 +66,7 @@ def shard_ranges(blocks: int, shards: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
-def _reachable(address: str) -> str | None:
+def reachable(address: str) -> str | None:
     """``None`` if ``HOST:PORT`` accepts a TCP connection, else why not."""
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -101,7 +101,7 @@ def connect(address: str | bool | None = LOCAL):
         address = LOCAL
     address = str(address).strip()
     if address not in (LOCAL, "auto", "local"):
-        why = _reachable(address)
+        why = reachable(address)
         if why is not None:
             raise ValueError(f"--ray {address}: no Ray cluster answers there ({why}); give the head node's "
                              "HOST:PORT (start one with `ray start --head`), 'auto' for the cluster started on "

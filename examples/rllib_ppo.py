@@ -34,7 +34,7 @@ import agents
 import spoilfive_env
 import spoilfive_integrations
 from agents.evaluate import check_against_baselines, check_deal_count
-from agents.sharding import CONNECT_TIMEOUT_S, _reachable
+from agents.sharding import CONNECT_TIMEOUT_S, reachable
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, seed_value, table_size
 from spoilfive_env.core import check_fits_in_memory, physical_memory
@@ -66,7 +66,7 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     if args.address is not None:
         args.address = args.address.strip()
         if args.address not in ("", "auto", "local"):
-            why = _reachable(args.address)
+            why = reachable(args.address)
             if why is not None:
                 parser.error(f"--address {args.address!r}: no Ray cluster answers there within "
                              f"{CONNECT_TIMEOUT_S:g} s ({why}); give the head node's HOST:PORT (start one with "

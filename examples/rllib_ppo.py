@@ -60,7 +60,6 @@ DECISION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one sampled decision of a training batch takes (observation, next observation, mask)."""
 
 
-
 def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, in one line naming the flag, what would fail (or wait forever) once Ray has started."""
     if args.address is not None:

@@ -85,6 +85,14 @@ def test_built_games_match_the_observation_and_replay_exactly(rules):
             truth = games_from_information(obs, relative_holders(core, live), core.discard[live], rules)
             real = core.subset(live)
             seat = real.current.astype(np.int64)
+            # the state that rules read and no observation shows: rebuilt as it is in the real game
+            np.testing.assert_array_equal(truth.strength, real.strength)
+            np.testing.assert_array_equal(truth.privileged, real.privileged)
+            np.testing.assert_array_equal(truth.concealed, real.concealed)
+            entitled = real.rob_seat >= 0
+            np.testing.assert_array_equal(truth.rob_seat >= 0, entitled)
+            np.testing.assert_array_equal(truth.rob_seat[entitled],
+                                          (real.rob_seat[entitled] - seat[entitled]) % rules.num_players)
             total_real = np.zeros(len(live))
             total_built = np.zeros(len(live))
             while not real.done.all():

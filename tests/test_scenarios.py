@@ -611,3 +611,39 @@ def test_game_equity_and_chips_sum_to_the_same(preset):
     equity = equity_first + sum(r for r, _, _ in equity_steps)
     assert len(chip_steps) == len(equity_steps)
     assert equity.tolist() == pytest.approx(chips.tolist())
+
+
+# ---------------------------------------------------------------- state the scenarios cannot see
+# Two rules whose breaking changes no play today (found by mutation testing), checked on the state
+# that documents them: a later rule reading that state would otherwise go wrong unseen.
+
+
+def test_the_seat_entitled_to_rob_is_the_dealer_on_an_ace_turn_up_else_the_holder_of_the_ace():
+    from spoilfive_env.cards import ACE, ACE_OF_TRUMPS
+    from spoilfive_env.core import PHASE_ROB, SpoilFiveCore
+    from spoilfive_env.rules import Rules
+
+    core = SpoilFiveCore(3000, rules=Rules(num_players=4), seed=3)
+    games = np.arange(core.batch_size)
+    ace_turned = core.turnup % NUM_RANKS == ACE
+    holder = core.holder[games, ACE_OF_TRUMPS[core.trump]]
+    assert ace_turned.any() and (~ace_turned & (holder >= 0)).any() and (~ace_turned & (holder < 0)).any()
+    np.testing.assert_array_equal(core.rob_seat, np.where(ace_turned, core.dealer, holder))
+    assert (core.current[ace_turned] == core.dealer[ace_turned]).all()
+    assert (core.phase[ace_turned] == PHASE_ROB).all()
+
+
+def test_a_concealed_ace_of_trumps_loses_its_privilege_and_its_rank_in_the_state():
+    from spoilfive_env.cards import CONCEALED_ACE_STRENGTH, STRENGTH
+    from spoilfive_env.core import SpoilFiveCore
+    from spoilfive_env.rules import Rules
+
+    ace = card_index("AH")
+    core = SpoilFiveCore(1, rules=Rules(num_players=3, conceal_ace_penalty=True), deal=False)
+    hands = [["AH", "2C", "3C", "4C", "6C"], ["2D", "3D", "4D", "6D", "7D"], ["2S", "3S", "4S", "6S", "7S"]]
+    core.reset(hands=np.array([[[card_index(c) for c in hand] for hand in hands]]),
+               turnups=np.array([card_index("KH")]), dealers=np.array([2]))
+    assert core.privileged[0, ace] and core.legal_mask()[0, DECLINE_ROB]  # eldest holds the ace: rob or not
+    core.step(np.array([card_index("2C")]))  # plays on without a word: the ace is concealed
+    assert core.concealed[0] and not core.privileged[0, ace]
+    assert core.strength[0, ace] == CONCEALED_ACE_STRENGTH < STRENGTH[core.trump[0]][card_index("2H")]

@@ -38,6 +38,8 @@ def rob_action(discard: int) -> int:
 def action_id(action) -> int:
     """One action as a Python int: a whole number (Python, NumPy, a 0-d integer array or tensor);
     a ``ValueError`` for a bool, a float or anything else. Its range is the caller's to check."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)  # what agents return, the quick way
     if isinstance(action, (bool, np.bool_)) or str(getattr(action, "dtype", "")) in ("bool", "torch.bool"):
         raise ValueError(f"an action is a whole number 0-{NUM_ACTIONS - 1} (an action id), got the bool {action!r}")
     try:

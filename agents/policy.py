@@ -53,6 +53,7 @@ import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
+from spoilfive_env.core import physical_memory
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
 
@@ -81,6 +82,23 @@ MAX_HIDDEN_LAYERS = 16
 MAX_HIDDEN_WIDTH = 16384
 """Widest hidden layer a checkpoint may describe (one such layer is already 1 GiB of weights)."""
 CHECKPOINT_KIND = "a .pt file written by train.py (torch.save of a dict of tensors and plain values)"
+
+
+def network_too_large(hidden) -> str | None:
+    """Why an actor and a critic (each an MLP from the observation through layers of these widths) cannot
+    be trained here, or None: a layer wider than :data:`MAX_HIDDEN_WIDTH`, or float32 weights, gradients
+    and Adam's two moments that would not fit in this machine's memory. For commands to ask before they
+    build anything."""
+    wide = [width for width in hidden if width > MAX_HIDDEN_WIDTH]
+    if wide:
+        return f"a layer of {wide[0]:,} is too wide: give widths from 1 to {MAX_HIDDEN_WIDTH:,}"
+    widths = [OBS_DIM, *hidden]
+    parameters = 2 * sum(a * b for a, b in zip(widths[:-1], widths[1:])) + widths[-1] * (NUM_ACTIONS + 1)
+    memory = physical_memory()
+    if memory is not None and 16 * parameters > memory:
+        return (f"the actor and the critic with Adam's state need about {16 * parameters / 2**30:.1f} GiB, more "
+                f"than this machine's {memory / 2**30:.1f} GiB")
+    return None
 
 
 # ---------------------------------------------------------------------- the masked policy

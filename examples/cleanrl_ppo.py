@@ -100,7 +100,6 @@ ROLLOUT_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one decision of the rollout storage takes, with its flattened copy."""
 
 
-
 def check_args(parser: ArgumentParser, args: Args) -> None:
     """Refuse, in one line naming the flag, what would fail after the run has started (before
     anything is written: the run folder comes later)."""

@@ -34,6 +34,7 @@ import agents
 import spoilfive_env
 import spoilfive_integrations
 from agents.evaluate import check_against_baselines, check_deal_count
+from agents.policy import network_too_large
 from agents.sharding import CONNECT_TIMEOUT_S, reachable
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, seed_value, table_size
@@ -50,8 +51,6 @@ from spoilfive_integrations.rllib import (
 ROUTES = ("batched", "pettingzoo")
 MAX_LOCAL_CPUS = 1024
 """The most CPUs a local Ray is started with (Ray fails to start a node that claims billions)."""
-MAX_WIDTH = 65_536
-"""The widest hidden layer taken (and the layers of the policy and value nets must fit in memory)."""
 MIN_TURNS = 3
 """Rounds of the table a sample must span at least (``--batch-size`` over the games sampled), so that
 every seat of every game acts in it: RLlib sums each seat's sampled steps, and a seat that did not
@@ -78,9 +77,9 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(f"--num-env-runners {args.num_env_runners} is more than --num-cpus {args.num_cpus}: each "
                          "runner takes one CPU of the local Ray, and RLlib would wait for them forever; give at most "
                          f"{args.num_cpus} runners or more CPUs")
-    wide = [width for width in args.hidden if width > MAX_WIDTH]
-    if wide:
-        parser.error(f"--hidden {wide[0]} is not allowed: give layer widths from 1 to {MAX_WIDTH:,}")
+    why = network_too_large(args.hidden)
+    if why:
+        parser.error(f"--hidden {' '.join(map(str, args.hidden))} is not allowed here: {why}")
     if args.route == "batched":
         try:
             check_fits_in_memory(args.num_games, args.num_players, name="--num-games")
@@ -100,13 +99,6 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     memory = physical_memory()
     if memory is None:
         return
-    widths = [OBS_DIM, *args.hidden]
-    # weights, gradients and Adam's two moments of the policy's and the value net's float32 parameters
-    parameters = 2 * sum(a * b for a, b in zip(widths[:-1], widths[1:])) + widths[-1] * (NUM_ACTIONS + 1)
-    if 16 * parameters > memory:
-        parser.error(f"--hidden {' '.join(map(str, args.hidden))} is not allowed here: the networks with Adam's "
-                     f"state need about {16 * parameters / 2**30:.1f} GiB, more than this machine's "
-                     f"{memory / 2**30:.1f} GiB")
     if args.batch_size * DECISION_BYTES > memory:
         parser.error(f"--batch-size {args.batch_size} is not allowed here: that many decisions need about "
                      f"{args.batch_size * DECISION_BYTES / 2**30:.1f} GiB, more than this machine's "

@@ -44,7 +44,6 @@ ROLLOUT_BYTES = 2 * 4 * (OBS_DIM + NUM_ACTIONS) + 64
 flattened copy made for the update)."""
 
 
-
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--route", choices=ROUTES, default="batched")

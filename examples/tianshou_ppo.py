@@ -39,6 +39,7 @@ from torch import nn
 import spoilfive_env
 from agents.base import Agent
 from agents.evaluate import check_against_baselines, check_deal_count
+from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_DECISIONS_PER_HAND
 from spoilfive_env.cli import ArgumentParser, positive_float, positive_int, seed_value, table_size
@@ -46,11 +47,8 @@ from spoilfive_env.core import physical_memory
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_integrations.tianshou import SeatTrajectories
 
-MAX_WIDTH = 65_536
-"""The widest hidden layer taken (and the two layers of the actor and of the critic must fit in memory)."""
 TRANSITION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one transition of the replay buffer takes (observation and next observation with their masks)."""
-
 
 
 def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
@@ -58,16 +56,12 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     if args.minibatch_size < 2:
         parser.error(f"--minibatch-size {args.minibatch_size} is not allowed: give at least 2 (PPO normalises the "
                      "advantages over each minibatch)")
-    if args.hidden > MAX_WIDTH:
-        parser.error(f"--hidden {args.hidden} is not allowed: give a layer width from 1 to {MAX_WIDTH:,}")
+    why = network_too_large([args.hidden, args.hidden])
+    if why:
+        parser.error(f"--hidden {args.hidden} is not allowed here: {why}")
     memory = physical_memory()
     if memory is None:
         return
-    # weights, gradients and Adam's two moments of the actor's and the critic's float32 parameters
-    parameters = 2 * (OBS_DIM * args.hidden + args.hidden * args.hidden) + args.hidden * (NUM_ACTIONS + 1)
-    if 16 * parameters > memory:
-        parser.error(f"--hidden {args.hidden} is not allowed here: the actor and the critic with Adam's state need "
-                     f"about {16 * parameters / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB")
     transitions = args.episodes * MAX_DECISIONS_PER_HAND * args.num_players
     if transitions * TRANSITION_BYTES > memory:
         parser.error(f"--episodes {args.episodes} is not allowed here: the replay buffer for that many hands of "
@@ -84,7 +78,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=positive_int, default=4, help="PPO epochs over each seat's data")
     parser.add_argument("--minibatch-size", type=positive_int, default=256)
     parser.add_argument("--lr", type=positive_float, default=1e-3)
-    parser.add_argument("--hidden", type=positive_int, default=256, help=f"hidden layer width (at most {MAX_WIDTH:,})")
+    parser.add_argument("--hidden", type=positive_int, default=256,
+                        help=f"hidden layer width (at most {MAX_HIDDEN_WIDTH:,})")
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: none)")

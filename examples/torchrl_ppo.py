@@ -39,6 +39,7 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 import spoilfive_env
 from agents.base import Agent
 from agents.evaluate import check_against_baselines, check_deal_count
+from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import ArgumentParser, positive_float, positive_int, seed_value, table_size
 from spoilfive_env.core import physical_memory
@@ -48,25 +49,18 @@ GROUP = "agents"
 OBSERVATION = (GROUP, "observation", "observation")  # the AEC dict's "observation" entry
 
 
-MAX_WIDTH = 65_536
-"""The widest hidden layer taken (and the two layers of the actor and of the critic must fit in memory)."""
 FRAME_SEAT_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 4 * NUM_ACTIONS + 64
 """About what one seat of one collected frame takes (observation and next observation, masks, logits)."""
 
 
-
 def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, in one line naming the flag, sizes that would fail once training has started."""
-    if args.hidden > MAX_WIDTH:
-        parser.error(f"--hidden {args.hidden} is not allowed: give a layer width from 1 to {MAX_WIDTH:,}")
+    why = network_too_large([args.hidden, args.hidden])
+    if why:
+        parser.error(f"--hidden {args.hidden} is not allowed here: {why}")
     memory = physical_memory()
     if memory is None:
         return
-    # weights, gradients and Adam's two moments of the actor's and the critic's float32 parameters
-    parameters = 2 * (OBS_DIM * args.hidden + args.hidden * args.hidden) + args.hidden * (NUM_ACTIONS + 1)
-    if 16 * parameters > memory:
-        parser.error(f"--hidden {args.hidden} is not allowed here: the actor and the critic with Adam's state need "
-                     f"about {16 * parameters / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB")
     per_frame = args.num_players * FRAME_SEAT_BYTES
     if args.frames_per_batch * per_frame > memory:
         parser.error(f"--frames-per-batch {args.frames_per_batch} is not allowed here: one batch at a table of "
@@ -83,7 +77,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=positive_int, default=4)
     parser.add_argument("--minibatch-size", type=positive_int, default=512)
     parser.add_argument("--lr", type=positive_float, default=3e-4)
-    parser.add_argument("--hidden", type=positive_int, default=256, help=f"hidden layer width (at most {MAX_WIDTH:,})")
+    parser.add_argument("--hidden", type=positive_int, default=256,
+                        help=f"hidden layer width (at most {MAX_HIDDEN_WIDTH:,})")
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--eval-deals", type=check_deal_count, default=500,
                         help="duplicate deals per evaluation table (0: none)")

@@ -153,3 +153,16 @@ def test_without_torch_a_policy_says_which_extra_to_install():
     assert "REFUSED:" in out, out
     assert 'pip install "spoilfive[train]"' in out
     assert "--index-url https://download.pytorch.org/whl/cpu" in out
+
+
+def test_network_too_large_names_a_layer_too_wide_or_a_net_too_big_for_memory():
+    from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
+    from spoilfive_env.core import physical_memory
+
+    assert network_too_large([256, 256]) is None
+    assert network_too_large([MAX_HIDDEN_WIDTH + 1]) == (f"a layer of {MAX_HIDDEN_WIDTH + 1:,} is too wide: give "
+                                                         f"widths from 1 to {MAX_HIDDEN_WIDTH:,}")
+    huge = [MAX_HIDDEN_WIDTH] * 16  # about 120 GiB of weights, gradients and Adam's moments
+    memory = physical_memory()
+    if memory is not None and memory < 100 * 2**30:
+        assert network_too_large(huge).startswith("the actor and the critic with Adam's state need about 1")

@@ -164,31 +164,40 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
         raise ValueError(f"table sizes {bad or players!r} are not allowed: give sizes {MIN_PLAYERS}-{MAX_PLAYERS}")
     started = time.perf_counter()
     options = {} if ray is None or ray is False else {"ray": ray}
-    board = {}
-    for n in sizes:
-        tables = []
-        for agent in names:
-            for table_of in names:
-                if agent == table_of:
-                    continue
-                if progress is not None:
-                    progress(f"{n} players: {agent} against a table of {table_of}")
-                report = evaluate([agent, table_of], n, deals, seed, progress=progress is not None, **options)
-                tables.append(_table_result(report, agent, table_of))
-        ratings, ratings_ci = fit_ratings(tables, names, n)
-        rows = [_agent_row(name, tables, r, ci) for name, r, ci in zip(names, ratings, ratings_ci)]
-        board[str(n)] = {"ranking": sorted(rows, key=lambda row: -row["rating"]), "tables": tables}
+    board, unfinished = {}, None
+    try:
+        for n in sizes:
+            tables = []
+            unfinished = {"players": n, "tables": tables}  # what a Ctrl-C now keeps of this size
+            for agent in names:
+                for table_of in names:
+                    if agent == table_of:
+                        continue
+                    if progress is not None:
+                        progress(f"{n} players: {agent} against a table of {table_of}")
+                    report = evaluate([agent, table_of], n, deals, seed, progress=progress is not None, **options)
+                    tables.append(_table_result(report, agent, table_of))
+            ratings, ratings_ci = fit_ratings(tables, names, n)
+            rows = [_agent_row(name, tables, r, ci) for name, r, ci in zip(names, ratings, ratings_ci)]
+            board[str(n)] = {"ranking": sorted(rows, key=lambda row: -row["rating"]), "tables": tables}
+            unfinished = None
+    except KeyboardInterrupt:  # hours of tournaments are not thrown away: the sizes done are the board
+        if not board and not (unfinished and unfinished["tables"]):
+            raise
+    done = [n for n in sizes if str(n) in board]
     overall = {name: np.mean([next(r["rating"] for r in board[str(n)]["ranking"] if r["agent"] == name)
-                              for n in sizes]) for name in names}
+                              for n in done]) for name in names} if done else {}
     return {
         "agents": names,
-        "players": sizes,
+        "players": done,
         "deals": int(deals),
         "seed": int(seed),
         "rating": "Luce choice model over each won pool (choix.ilsr_top1), centred, natural-log units",
-        "best": max(overall, key=overall.get),
+        "best": max(overall, key=overall.get) if overall else None,
         "sizes": board,
         "seconds": time.perf_counter() - started,
+        # Ctrl-C: the size in play then, with the tables it had finished (no rating from part of a size)
+        "interrupted": unfinished,
     }
 
 
@@ -212,9 +221,16 @@ def format_board(board: dict) -> str:
                 f"{100 * row['share_above_fair']:>+7.1f} ± {100 * row['share_ci95']:<4.1f} pt  "
                 f"{_rate(row['stop_rate']):>6}  {_rate(row['two_trick_conversion']):>12}  "
                 f"{_rate(row['friendly_fire_rate']):>9}")
+    unfinished = board.get("interrupted")
+    if unfinished:
+        lines += ["", f"stopped by Ctrl-C during {unfinished['players']} players; its finished tables "
+                      "(no rating from part of a size):"]
+        lines += [f"   {t['agent']} against a table of {t['table_of']}: equity {t['mean_equity']:+.3f} ± "
+                  f"{t['equity_ci95']:.3f}, share above fair {100 * (t['pool_share'] - t['fair_share']):+.1f} ± "
+                  f"{100 * t['pool_share_ci95']:.1f} pt" for t in unfinished["tables"]]
     lines += [
         "",
-        f"best over these sizes: {board['best']}",
+        f"best over these sizes: {board['best'] or '- (no size finished)'}",
         ("rating: Luce choice model fitted to who won each pool (choix), centred, 95% interval from its Fisher "
          "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "
          "by deal); stops: share of the hands where another player reached two tricks that he lost while this "
@@ -282,18 +298,20 @@ def main(argv=None) -> int:
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)
-    except KeyboardInterrupt:
-        exit_interrupted("Ctrl-C: leaderboard stopped, nothing reported")
+    except KeyboardInterrupt:  # before any tournament had finished
+        exit_interrupted("Ctrl-C: leaderboard stopped before any tournament finished, nothing to report")
     except ValueError as error:
         parser.error(str(error))
     print(json.dumps(board, indent=2) if args.json else format_board(board), flush=True)  # before the plot:
-    if args.plot is not None:  # a plot that cannot be written loses no figure
+    if args.plot is not None and board["players"]:  # a plot that cannot be written loses no figure
         try:
             plot_ratings(board, args.plot)
         except OSError as error:
             print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
                   "the figures are above", file=sys.stderr)
             return 1
+    if board["interrupted"]:
+        exit_interrupted("Ctrl-C: leaderboard stopped; the tournaments it had finished are above")
     return 0
 
 

@@ -99,6 +99,7 @@ def test_json_and_plot(tmp_path, capsys):
                  "--plot", str(plot)]) == 0
     board = json.loads(capsys.readouterr().out)
     assert board["players"] == [3, 4] and board["agents"] == ["greedy", "random"] and board["deals"] == 50
+    assert board["interrupted"] is None
     for n in ("3", "4"):
         ranking = board["sizes"][n]["ranking"]
         assert [row["agent"] for row in ranking] == ["greedy", "random"]
@@ -215,3 +216,53 @@ def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet"]) == 0
     assert seen == [None, None]
     capsys.readouterr()
+
+
+def interrupt_at(monkeypatch, call: int):
+    """Make the ``call``-th tournament of the leaderboard end in Ctrl-C (the others are played)."""
+    from agents import leaderboard as board_module
+
+    real, calls = board_module.evaluate, []
+
+    def evaluate(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(board_module, "evaluate", evaluate)
+
+
+def test_ctrl_c_keeps_the_sizes_and_tables_already_played(monkeypatch, capsys, tmp_path):
+    interrupt_at(monkeypatch, 4)  # 3 players: two tables; 4 players: the first, then Ctrl-C
+    plot = tmp_path / "ratings.png"
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3,4", "--agents", "greedy,random", "--deals", "5", "--quiet", "--json",
+              "--plot", str(plot)])
+    assert stop.value.code == 130
+    captured = capsys.readouterr()
+    board = json.loads(captured.out)
+    assert board["players"] == [3] and list(board["sizes"]) == ["3"] and board["best"] in ("greedy", "random")
+    assert board["interrupted"]["players"] == 4
+    assert [(t["agent"], t["table_of"]) for t in board["interrupted"]["tables"]] == [("greedy", "random")]
+    assert "the tournaments it had finished are above" in captured.err
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # drawn from the finished size
+
+
+def test_ctrl_c_before_any_tournament_finished_reports_nothing(monkeypatch, capsys):
+    interrupt_at(monkeypatch, 1)
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet"])
+    assert stop.value.code == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and "before any tournament finished" in captured.err
+
+
+def test_ctrl_c_inside_the_first_size_shows_its_finished_tables_without_ratings(monkeypatch, capsys):
+    interrupt_at(monkeypatch, 2)
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet"])
+    assert stop.value.code == 130
+    out = capsys.readouterr().out
+    assert "stopped by Ctrl-C during 3 players" in out and "greedy against a table of random" in out
+    assert "best over these sizes: - (no size finished)" in out

@@ -467,7 +467,8 @@ def evaluate_against_spoilers(net: PolicyNet, sizes: list[int], deals: int, seed
     return results
 
 
-def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
+def plot_learning_curve(csv_path: Path, png_path: Path) -> bool:
+    """Plot ``progress.csv`` into ``png_path``; False (nothing written) when it has no iteration yet."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -476,7 +477,7 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     with open(csv_path) as f:
         rows = [r for r in csv.DictReader(f)]
     if not rows:
-        return
+        return False
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     decisions = np.array([float(r["decisions"]) for r in rows]) / 1e6
     sizes = sorted({int(k.split("_")[1][:-1]) for k in rows[0] if k.startswith("eval_") and k.endswith("_share")}
@@ -513,6 +514,7 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> None:
     fig.tight_layout()
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
+    return True
 
 
 def fail(message: str):
@@ -523,7 +525,8 @@ def fail(message: str):
 
 class StopRequest:
     """Ctrl-C while training: the first asks the loop to stop at the next safe point (a rollout
-    step or a minibatch) and save; a second one quits at once (``KeyboardInterrupt``)."""
+    step, or the end of the update in progress) and save; a second one quits at once
+    (``KeyboardInterrupt``)."""
 
     def __init__(self, say):
         self.requested = False
@@ -759,7 +762,7 @@ def main(argv=None) -> dict:
             parts.append(f"{n}p {100 * (r['pool_share'] - r['fair_share']):+.1f}±{100 * r['pool_share_ci95']:.1f}")
         last_eval = " ".join(parts)
 
-    # Ctrl-C from here on: finish the rollout step or minibatch at hand, save, stop (exit 130).
+    # Ctrl-C from here on: finish the rollout step or the whole update at hand, save, stop (exit 130).
     stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else
                        print(text, file=sys.stderr, flush=True)).__enter__()
     finished = False
@@ -860,9 +863,9 @@ def main(argv=None) -> dict:
                     threads = 1
                     torch.set_num_threads(1)
                     thread_time[cores] = float("inf")
-                if stop.requested:  # a shorter update; the iteration still counts
-                    break
-            if stop.requested or (args.target_kl and approx_kl.item() > args.target_kl):
+            # Ctrl-C does not cut the update short: a part-update saved as a whole iteration would make
+            # the resumed run differ from an uninterrupted one. An update takes about 2 s at the defaults.
+            if args.target_kl and approx_kl.item() > args.target_kl:
                 break
         timers["update"] += time.perf_counter() - t0
         if probing and threads == (1 if iteration == next_probe else cores):  # (not fallen back)
@@ -957,9 +960,11 @@ def main(argv=None) -> dict:
     summary["decisions_per_s"] = round(progress["decisions"] / max(progress["seconds"], 1e-9))
     summary["decisions_per_s_excluding_eval"] = (round(progress["decisions"] / max(train_time, 1e-9))
                                                  if not resumed else None)
+    curve_path = run_dir / "learning_curve.png"
     try:
-        plot_learning_curve(csv_path, run_dir / "learning_curve.png")
+        curve_written = plot_learning_curve(csv_path, curve_path)
     except Exception as error:  # a plot must not lose a finished run
+        curve_written = False
         print(f"learning curve not written: {error}", file=sys.stderr)
     writer.close()
     if args.ship_as and not interrupted:  # an interrupted run is not shipped: resume it to finish
@@ -978,8 +983,9 @@ def main(argv=None) -> dict:
             f"{100 * (r['pool_share'] - r['fair_share']):+.1f} ± {100 * r['pool_share_ci95']:.1f} points of won "
             f"pools above the fair share, equity {r['equity']:+.3f} ± {r['equity_ci95']:.3f} chips a hand")
     agent_path = run_dir / "agent.pt"
+    curve_words = f"learning curve {curve_path}; " if curve_written else ""  # no iteration yet, or no plot
     say(f"The agent: {agent_path} (resumable checkpoint {checkpoint_path}; "
-        f"learning curve {run_dir / 'learning_curve.png'}; every figure in {run_dir / 'summary.json'})")
+        f"{curve_words}every figure in {run_dir / 'summary.json'})")
     evaluate_words = ("python", "-m", "agents.evaluate", "--players", 4, "--agents", f"{agent_path},spoiler",
                       "--deals", 2000)
     say(f"  evaluate it: {shell_words(*evaluate_words)}")

@@ -388,8 +388,12 @@ def save_checkpoint(path, net: PolicyNet, args: dict, progress: dict | None = No
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save(data, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(data, tmp)
+        os.replace(tmp, path)
+    except BaseException:  # a second Ctrl-C or a full disk: no half-written file left beside the old one
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class CheckpointError(ValueError):

@@ -1,0 +1,136 @@
+"""Nothing is lost on Ctrl-C: a stop during the PPO update resumes into the same run as an
+uninterrupted one, a failed checkpoint save leaves no half-written file, and a run stopped
+before its first iteration names only the files it wrote.
+
+Ctrl-C is simulated in-process: :class:`train.StopRequest` is replaced by a subclass that
+records itself, and the test calls its signal handler at the moment it wants.
+"""
+
+from __future__ import annotations
+
+import csv
+import signal
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from conftest import load_script  # noqa: E402
+
+from agents.policy import PolicyNet, load_checkpoint, save_checkpoint  # noqa: E402
+
+TINY_RUN = ("--num-games", "32", "--min-players", "3", "--max-players", "4", "--hidden", "32",
+            "--minibatch-size", "64", "--total-decisions", "3000", "--eval-every", "0", "--eval-players", "3",
+            "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar")
+# Columns of progress.csv that a repeated run reproduces (not the wall-clock ones).
+REPEATABLE_COLUMNS = ("iteration", "decisions", "trained", "learning_rate", "value_loss", "policy_loss",
+                      "entropy", "approx_kl", "clipfrac", "explained_variance", "hands", "self_spoil_rate")
+
+
+def train_with_ctrl_c(monkeypatch):
+    """The train module, with every StopRequest it makes kept in the returned list."""
+    train = load_script("train.py", "train_interrupt_module")
+    stops = []
+
+    class RecordedStopRequest(train.StopRequest):
+        def __enter__(self):
+            stops.append(self)
+            return super().__enter__()
+
+    monkeypatch.setattr(train, "StopRequest", RecordedStopRequest)
+    return train, stops
+
+
+def press_ctrl_c(stop) -> None:
+    stop._handle(signal.SIGINT, None)
+
+
+def repeatable_rows(run) -> list[dict]:
+    with open(run / "progress.csv", newline="") as f:
+        return [{k: row[k] for k in REPEATABLE_COLUMNS} for row in csv.DictReader(f)]
+
+
+def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, monkeypatch):
+    train, stops = train_with_ctrl_c(monkeypatch)
+    iterations, minibatches, armed = [], [], [True]
+
+    def seat_gae(*args):  # called once an iteration, just before its update
+        iterations.append(len(iterations) + 1)
+        minibatches.clear()
+        return original_gae(*args)
+
+    def clip_grad_norm(*args, **kwargs):  # once a minibatch: Ctrl-C in the middle of iteration 2's update
+        minibatches.append(1)
+        if armed[0] and iterations[-1] == 2 and len(minibatches) == 2:
+            press_ctrl_c(stops[-1])
+        return original_clip(*args, **kwargs)
+
+    original_gae, original_clip = train.seat_gae, torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(train, "seat_gae", seat_gae)
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip_grad_norm)
+    runs = ["--runs-dir", str(tmp_path)]
+    threads_at_start = torch.get_num_threads()
+
+    def session(*argv) -> dict:  # each as a new process would start it: a run leaves torch at 1 thread,
+        torch.set_num_threads(threads_at_start)  # and CPU bf16 rounds differently after that
+        return train.main([*runs, *argv])
+
+    stopped = session("--run-name", "stopped", *TINY_RUN)
+    assert stopped["interrupted"] and stopped["progress"]["iteration"] == 2
+    armed[0] = False
+    resumed = session("--run-name", "stopped", "--resume", "--no-progress-bar")
+    whole = session("--run-name", "whole", *TINY_RUN)
+    torch.set_num_threads(threads_at_start)
+    assert not resumed["interrupted"] and not whole["interrupted"]
+    assert whole["progress"]["iteration"] > 2  # the stop was not the run's last iteration anyway
+
+    assert repeatable_rows(tmp_path / "stopped") == repeatable_rows(tmp_path / "whole")
+    (net, data), (whole_net, whole_data) = (load_checkpoint(tmp_path / name / "checkpoint.pt")
+                                            for name in ("stopped", "whole"))
+    assert data["progress"]["decisions"] == whole_data["progress"]["decisions"]
+    for (name, value), whole_value in zip(net.state_dict().items(), whole_net.state_dict().values(), strict=True):
+        assert torch.equal(value, whole_value), name
+    for key, state in data["optimizer"]["state"].items():  # Adam's moments and step counts too
+        for name, value in state.items():
+            assert torch.equal(value, whole_data["optimizer"]["state"][key][name]), (key, name)
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_a_failed_save_leaves_the_old_checkpoint_and_no_partial_file(tmp_path, monkeypatch, failure):
+    path = tmp_path / "checkpoint.pt"
+    save_checkpoint(path, PolicyNet(hidden=(8,)), {"seed": 1}, {"iteration": 4})
+    before = path.read_bytes()
+
+    def torch_save_cut_short(data, target):  # a few bytes written, then the second Ctrl-C (or a full disk)
+        with open(target, "wb") as f:
+            f.write(b"PK\x03\x04 partial")
+        raise failure
+
+    monkeypatch.setattr(torch, "save", torch_save_cut_short)
+    with pytest.raises(type(failure)):
+        save_checkpoint(path, PolicyNet(hidden=(8,)), {"seed": 1}, {"iteration": 5})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+    assert path.read_bytes() == before
+    monkeypatch.undo()
+    assert load_checkpoint(path)[1]["progress"]["iteration"] == 4
+
+
+def test_a_run_stopped_before_its_first_iteration_names_only_what_it_wrote(tmp_path, monkeypatch, capsys):
+    train, stops = train_with_ctrl_c(monkeypatch)
+
+    class StoppedAtOnce(train.StopRequest):
+        def __enter__(self):
+            super().__enter__()
+            press_ctrl_c(self)
+            return self
+
+    monkeypatch.setattr(train, "StopRequest", StoppedAtOnce)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "early", *TINY_RUN])
+    assert summary["interrupted"] and summary["progress"]["iteration"] == 0
+    run = tmp_path / "early"
+    assert not (run / "learning_curve.png").exists()
+    words = capsys.readouterr().out
+    agent_line = next(line for line in words.splitlines() if line.startswith("The agent:"))
+    assert "learning curve" not in agent_line and "learning_curve.png" not in words
+    for name in ("agent.pt", "checkpoint.pt", "summary.json"):
+        assert str(run / name) in agent_line and (run / name).is_file(), name

@@ -233,6 +233,8 @@ def main(argv=None) -> int:
         PlayModel(args.model)
     except (ValueError, ImportError) as error:
         parser.error(f"--model: {error}")
+    except KeyboardInterrupt:  # a policy model imports torch: seconds
+        exit_interrupted("Ctrl-C: probe stopped while loading --model, nothing was run")
     if args.games * args.samples > MAX_SAMPLED_ROWS:
         parser.error(f"--games {args.games} x --samples {args.samples} is too many: their product may be at "
                      f"most {MAX_SAMPLED_ROWS:,}")

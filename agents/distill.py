@@ -13,7 +13,8 @@ checkpoint made this way is shipped: it measured no stronger against ``pimc`` ta
    which it keeps to 2e-4), the legal mask and the search's mean equity of every legal action
    over its sampled deals. Table size ``players[i]`` plays the deals of seed ``seed + i``.
    Each size's targets are saved in ``--data`` and reused by a later run with the same settings,
-   so a fit can be redone without the search.
+   so a fit can be redone without the search (a file written whole or not at all; one that cannot
+   be read is searched again).
 2. **Fit.** The policy's actor (the critic is left as it is: no agent reads it) is trained by
    cross-entropy to ``softmax(Q / tau)`` over the legal actions, Adam, minibatches of 1,024,
    from the ``--policy`` checkpoint's weights; 5% of the decisions are held out, and each epoch
@@ -33,12 +34,13 @@ self-play it no longer matches (the search models the other seats as ``spoiler``
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from spoilfive_env.cli import (
@@ -54,8 +56,16 @@ from spoilfive_env.cli import (
 
 from .evaluate import MAX_DEALS, evaluate
 from .pimc import MAX_SAMPLES, PIMC_SAMPLES, PIMCAgent, action_means
-from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
-from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
+
+try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line and exit 130, as later on
+    import torch
+
+    from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
+    from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    exit_interrupted("Ctrl-C: distillation stopped while starting up, nothing was run")
 
 DEFAULT_PLAYERS = (4, 3, 5, 6, 2)
 DEFAULT_DEALS = (2000, 3000, 1500, 800, 2000)
@@ -128,6 +138,29 @@ def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, polic
                   expert: str = "pimc_ppo") -> Path:
     searcher = Path(str(policy)).stem if expert == "pimc_ppo" else expert  # pimc plays no policy
     return data_dir / f"targets_{searcher}_{num_players}p_{deals}deals_seed{seed}_{samples}samples.npz"
+
+
+def save_targets(path: Path, part: dict[str, np.ndarray]) -> None:
+    """Save search targets to ``path`` whole or not at all: written under a temporary name, then
+    renamed (a Ctrl-C or a full disk mid-write leaves no truncated file for a rerun to trust)."""
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with open(partial, "wb") as file:  # a file object: np.savez adds no .npz to its name
+            np.savez(file, **part)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def read_targets(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:
+    """The search targets saved at ``path``, or ``None`` and why they cannot be read (a file cut
+    short, say, by an older version killed mid-write): then they are searched again."""
+    try:
+        with np.load(path) as saved:
+            return {key: saved[key] for key in TARGET_ARRAYS}, ""
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        return None, f"{type(error).__name__}: {error}"
 
 
 def held_out_regret(net, observations, masks, values) -> tuple[float, float]:
@@ -253,18 +286,22 @@ def main(argv=None) -> int:
         for index, (num_players, num_deals) in enumerate(zip(players, deals, strict=True)):
             seed = args.seed + index
             path = _targets_path(data_dir, num_players, num_deals, seed, args.policy, samples, args.expert)
+            part = None
             if path.is_file():
-                with np.load(path) as saved:
-                    part = {key: saved[key] for key in TARGET_ARRAYS}
-                print(f"{num_players} players: {len(part['observations']):,} decisions read from {path}")
-            else:
+                part, why = read_targets(path)
+                if part is None:
+                    print(f"{num_players} players: the saved targets in {path} cannot be read ({why}); "
+                          "searching again", flush=True)
+                else:
+                    print(f"{num_players} players: {len(part['observations']):,} decisions read from {path}")
+            if part is None:
                 started = time.perf_counter()
                 print(f"{num_players} players: searching {num_deals:,} deals x {num_players} rotations "
                       f"(seed {seed}) ...", flush=True)
                 part = search_targets(num_players, num_deals, seed, args.policy, samples, progress=True,
                                       expert=args.expert)
                 data_dir.mkdir(parents=True, exist_ok=True)
-                np.savez(path, **part)
+                save_targets(path, part)
                 print(f"{num_players} players: {len(part['observations']):,} decisions in "
                       f"{time.perf_counter() - started:.0f} s, saved to {path}", flush=True)
             parts.append((num_players, part))

@@ -37,7 +37,9 @@ Figures (``--json`` gives all of them):
   went on to win the pool.
 * with ``--paired-with X``: the same tournament again with ``X`` in the first agent's seats (the
   same deals, every other agent on the same streams), and the difference of the two in equity
-  and pool share with intervals clustered by deal (:func:`paired_difference`).
+  and pool share with intervals clustered by deal (:func:`paired_difference`). A Ctrl-C during that
+  second tournament still reports the first, finished one (``"interrupted"`` in place of
+  ``"paired"``), then exits with status 130.
 
 The canary: the same deterministic agent in every seat gives every lineup entry exactly
 the fair share and exactly zero mean equity (the rotations make each entry sit in every
@@ -56,7 +58,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
-from spoilfive_env.cli import OWN_FLAGS, ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
@@ -89,6 +91,8 @@ def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = Fal
             parser.error(f"{flag}: {error}")
         except ImportError as error:  # a missing extra (torch, ray): say which spec needed it
             parser.error(f"{flag} {spec!r}: {error}")
+        except KeyboardInterrupt:  # a checkpoint or a policy search imports torch: seconds
+            exit_interrupted(f"Ctrl-C: stopped while loading {flag} {spec}, nothing was run")
         if observations_only and getattr(agent, "cheats", False):
             parser.error(f"{flag} {spec!r}: it cheats (it reads every hand from the engine), so it plays only where "
                          "the engine's state is at hand: agents.evaluate, the leaderboard, the terminal game and the "
@@ -425,6 +429,17 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     return result, table
 
 
+class PairingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the second tournament of :func:`evaluate` with ``paired_with``: the first one
+    had finished. ``report`` is its report, with ``"interrupted": {"paired_with": label}`` in place
+    of ``"paired"``. A :class:`KeyboardInterrupt`, so a caller that does not look for it stops as
+    on any Ctrl-C."""
+
+    def __init__(self, report: dict):
+        super().__init__(f"Ctrl-C during the paired tournament with {report['interrupted']['paired_with']}")
+        self.report = report
+
+
 def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
              rules: Rules | None = None, batch_size: int = 8192, ray: str | bool | None = None,
              shards: int | None = None, paired_with=None, progress: bool = False, **rule_options) -> dict:
@@ -470,6 +485,10 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         "seconds"}``, and ``"paired"`` with ``paired_with``. Labels are the specs (agent
         objects: their ``name``).
 
+    Raises:
+        PairingInterrupted: Ctrl-C during the ``paired_with`` tournament; it holds the first
+            tournament's report.
+
     Example (training's periodic check against a table of spoilers):
         ``evaluate([my_agent, "spoiler"], num_players=4, deals=500, seed=1)["agents"]``
     """
@@ -487,6 +506,13 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
     # Refused now if it cannot fit in memory, not after the agents are built and the deals made.
     check_fits_in_memory(largest_core_batch(int(deals), num_players, batch_size), num_players)
+    return _evaluate(agents, num_players, int(deals), seed, rules, batch_size, ray, shards, paired_with, progress)
+
+
+def _evaluate(agents, num_players: int, deals: int, seed: int, rules: Rules, batch_size: int, ray, shards,
+              paired_with, progress: bool) -> dict:
+    """:func:`evaluate` with every argument already checked (``python -m agents.evaluate`` checks
+    them in its flags' words, the memory too, and comes here: each check runs once a command)."""
     started = time.perf_counter()
     specs, lineup = distinct_specs(agents, num_players)
     distinct = build_agents(specs, seed)  # also on the Ray path: a bad spec fails here, before any task
@@ -511,26 +537,32 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     entry_groups = {str(e): np.arange(n) == e for e in range(n)}
     per_entry, _ = summarise(outcome, rules, int(deals), entry_groups)
     entries = [{"entry": e, "agent": labels[lineup[e]], **per_entry[str(e)]} for e in range(n)]
-    extra = {}
-    if paired_with is not None:
-        rival_label = paired_with if isinstance(paired_with, str) else getattr(rival[0], "name", "rival")
+
+    def report(**extra) -> dict:
+        return {
+            "num_players": n,
+            "deals": int(deals),
+            "rotations": n,
+            "hands": int(deals) * n,
+            "seed": int(seed),
+            "lineup": [labels[i] for i in lineup],
+            "rules": dataclasses.asdict(rules),
+            "agents": per_agent,
+            "entries": entries,
+            "table": table,
+            **extra,
+            "seconds": time.perf_counter() - started,
+        }
+
+    if paired_with is None:
+        return report()
+    rival_label = paired_with if isinstance(paired_with, str) else getattr(rival[0], "name", "rival")
+    try:
         rival_outcome = play(rival_specs, rival, f"{rival_label} (paired)")
-        extra["paired"] = paired_difference(outcome, rival_outcome, rules, lineup == 0, int(deals),
-                                            labels[0], rival_label)
-    return {
-        "num_players": n,
-        "deals": int(deals),
-        "rotations": n,
-        "hands": int(deals) * n,
-        "seed": int(seed),
-        "lineup": [labels[i] for i in lineup],
-        "rules": dataclasses.asdict(rules),
-        "agents": per_agent,
-        "entries": entries,
-        "table": table,
-        **extra,
-        "seconds": time.perf_counter() - started,
-    }
+    except KeyboardInterrupt:  # the first tournament is finished: it is not thrown away
+        raise PairingInterrupted(report(interrupted={"paired_with": rival_label})) from None
+    return report(paired=paired_difference(outcome, rival_outcome, rules, lineup == 0, int(deals),
+                                           labels[0], rival_label))
 
 
 def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries: np.ndarray, num_deals: int,
@@ -597,6 +629,9 @@ def format_report(report: dict) -> str:
             f"{100 * p['pool_share_difference']:+.1f} ± {100 * p['pool_share_difference_ci95']:.1f} points "
             f"({p['pool_share']:.3f} against {p['rival_pool_share']:.3f})",
         ]
+    if "interrupted" in report:
+        lines += ["", f"paired with {report['interrupted']['paired_with']}: not finished (stopped by Ctrl-C), no "
+                      "difference; the figures above are the first tournament's alone"]
     return "\n".join(lines)
 
 
@@ -655,11 +690,7 @@ def main(argv=None) -> int:
     repeated = sorted({key for key in given if given.count(key) > 1})
     if repeated:
         parser.error(f"--rule {repeated[0]} is given more than once: give each option once")
-    known = sorted(field.name for field in dataclasses.fields(Rules) if field.name not in OWN_FLAGS)
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        parser.error(f"--rule {unknown[0]}: unknown rules option; known options are {', '.join(known)}")
-    try:
+    try:  # an unknown option too: Rules names it and lists the known ones
         rules = make_rules(num_players=args.players, preset=args.preset, **dict(args.rule))
     except ValueError as error:
         parser.error(f"--rule: {error}")
@@ -684,9 +715,15 @@ def main(argv=None) -> int:
             connect(args.ray)
         except ValueError as error:
             parser.error(str(error))
-    try:
-        report = evaluate(specs, args.players, args.deals, args.seed, rules=rules, batch_size=args.batch_size,
-                          ray=args.ray, shards=args.shards, paired_with=args.paired_with, progress=not args.quiet)
+        except KeyboardInterrupt:  # starting a local cluster takes seconds
+            exit_interrupted("Ctrl-C: stopped while joining the Ray cluster, nothing was run")
+    try:  # every value is checked above, the memory too: evaluate() would check them again
+        report = _evaluate(specs, args.players, args.deals, args.seed, rules, args.batch_size, args.ray,
+                           args.shards, args.paired_with, not args.quiet)
+    except PairingInterrupted as stopped:  # the first tournament had finished: report it
+        print(json.dumps(stopped.report, indent=2) if args.json else format_report(stopped.report), flush=True)
+        exit_interrupted(f"Ctrl-C: the paired tournament with {args.paired_with} was not finished; the first "
+                         "tournament's figures are above")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
     print(json.dumps(report, indent=2) if args.json else format_report(report))

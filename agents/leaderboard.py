@@ -34,6 +34,7 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -261,9 +262,18 @@ def plot_ratings(board: dict, path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)  # made only now, with the figures in hand
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)  # made only now, with the figures in hand
+    partial = path.with_name(path.name + ".partial")  # whole or not at all: a Ctrl-C leaves no cut-off file
+    try:
+        with open(partial, "wb") as file:  # the format from the real name (the default png without one)
+            fig.savefig(file, dpi=120, format=path.suffix[1:].lower() or None)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
 
 
 def main(argv=None) -> int:
@@ -310,6 +320,8 @@ def main(argv=None) -> int:
             print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
                   "the figures are above", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # matplotlib takes seconds to load and draw
+            exit_interrupted(f"Ctrl-C: --plot {args.plot!r} was not written; the figures are above")
     if board["interrupted"]:
         exit_interrupted("Ctrl-C: leaderboard stopped; the tournaments it had finished are above")
     return 0

@@ -49,13 +49,20 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
+from spoilfive_env.cli import exit_interrupted
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
 from .baselines import core_rule_actions
 from .pimc import MAX_SAMPLES, PIMCAgent, action_values, exact_action_values
-from .policy import PolicyAgent, load_policy_agent
+
+try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line and exit 130, as later on
+    from .policy import PolicyAgent, load_policy_agent
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported (load_agent, a program of its own): the Ctrl-C is the importer's
+        raise
+    exit_interrupted("Ctrl-C: timing stopped while starting up, nothing was run")
 
 DEFAULT_SAMPLES = 32
 """Deals per decision of ``pimc_ppo``. ``best`` takes 96 (docs/strength.md, "How it was chosen": a
@@ -366,7 +373,11 @@ def main(argv=None) -> int:
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
     refuse_bad_agents(parser, "--agents", specs, observations_only=True)
-    print(json.dumps(decision_times(specs=specs, num_players=args.players, decisions=args.decisions), indent=2))
+    try:
+        times = decision_times(specs=specs, num_players=args.players, decisions=args.decisions)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: timing stopped, nothing reported")
+    print(json.dumps(times, indent=2))
     return 0
 
 

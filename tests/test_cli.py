@@ -141,7 +141,8 @@ EVALUATE_SUBPROCESS = [
 ]
 EVALUATE_CASES = [
     (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
-    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule no_such_rule", "known options are allow_jink"]),
+    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "unknown rules option(s) no_such_rule",
+                                                          "known options are allow_jink"]),
     (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
     (["--agents", "random", "--rule", "num_players=3"], ["--rule", "num_players has its own flag, --players"]),
     (["--agents", "random", "--rule", "preset=1"], ["--rule", "preset has its own flag, --preset"]),
@@ -239,7 +240,7 @@ def test_ctrl_c_during_a_tournament_is_one_line_and_exit_130(monkeypatch, capsys
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(tournament, "evaluate", interrupted)
+    monkeypatch.setattr(tournament, "_evaluate", interrupted)  # the command's tournament, its values checked
     with pytest.raises(SystemExit) as stopped:
         tournament.main(["--agents", "random", "--deals", "10"])
     assert stopped.value.code == 130

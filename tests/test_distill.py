@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -165,3 +168,38 @@ def test_the_fit_holds_out_at_least_one_decision_and_refuses_too_few():
     assert np.isfinite(history[-1]["held_out_regret"])  # 5% of 10 rounds to none: one is held out anyway
     with pytest.raises(ValueError, match="too few"):
         distill.fit_to_search(PolicyNet(hidden=(8,)), {key: value[:1] for key, value in data.items()}, epochs=1)
+
+
+SMALL_RUN = ["--expert", "pimc", "--samples", "2", "--players", "3", "--deals", "2", "--seed", "7", "--epochs", "1"]
+
+
+def test_a_ctrl_c_while_the_targets_are_written_leaves_no_cut_off_file(tmp_path, monkeypatch, capsys):
+    def cut_short(file, **arrays):  # half a zip file written, then Ctrl-C
+        with open(file, "wb") if isinstance(file, (str, Path)) else nullcontext(file) as out:
+            out.write(b"PK\x03\x04" + b"\0" * 100)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(distill.np, "savez", cut_short)
+    data_dir = tmp_path / "targets"
+    try:
+        distill.main([*SMALL_RUN, "--out", str(tmp_path / "x.pt"), "--data", str(data_dir)])
+    except SystemExit as stopped:
+        assert stopped.code == 130
+    else:
+        pytest.fail("the command went on after a Ctrl-C")
+    assert "Traceback" not in capsys.readouterr().err
+    assert list(data_dir.iterdir()) == []  # neither the targets file nor its temporary
+
+
+def test_targets_that_cannot_be_read_are_searched_again(tmp_path, capsys):
+    data_dir = tmp_path / "targets"
+    data_dir.mkdir()
+    saved = data_dir / "targets_pimc_3p_2deals_seed7_2samples.npz"
+    saved.write_bytes(b"PK\x03\x04" + b"\0" * 100)  # cut off by a Ctrl-C of an older version
+    assert distill.main([*SMALL_RUN, "--out", str(tmp_path / "x.pt"), "--data", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"3 players: the saved targets in {saved} cannot be read (BadZipFile" in out
+    assert "searching again" in out and "saved to" in out
+    with np.load(saved) as targets:
+        assert len(targets["observations"]) == len(targets["values"]) > 0
+    assert sorted(path.name for path in data_dir.iterdir()) == [saved.name]

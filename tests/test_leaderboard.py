@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -266,3 +268,43 @@ def test_ctrl_c_inside_the_first_size_shows_its_finished_tables_without_ratings(
     out = capsys.readouterr().out
     assert "stopped by Ctrl-C during 3 players" in out and "greedy against a table of random" in out
     assert "best over these sizes: - (no size finished)" in out
+
+
+def test_ctrl_c_while_the_plot_is_drawn_keeps_the_board(monkeypatch, capsys, tmp_path):
+    from agents import leaderboard as board_module
+
+    def drawing(board, path):  # matplotlib takes seconds to load and draw
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(board_module, "plot_ratings", drawing)
+    plot = tmp_path / "ratings.png"
+    try:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--json", "--plot", str(plot)])
+    except SystemExit as stop:
+        assert stop.code == 130
+    except KeyboardInterrupt:  # uncaught, it would stop pytest
+        pytest.fail("the Ctrl-C came out of the command: a traceback")
+    else:
+        pytest.fail("no exit status 130 after a Ctrl-C")
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["players"] == [3]  # the board came out first
+    assert "Traceback" not in captured.err and captured.err.strip().splitlines() == [
+        f"Ctrl-C: --plot {str(plot)!r} was not written; the figures are above"]
+    assert not plot.exists()
+
+
+def test_a_plot_cut_short_leaves_no_file(monkeypatch, tmp_path):
+    from matplotlib.figure import Figure
+
+    from agents.leaderboard import plot_ratings
+
+    def cut_short(figure, file, **kwargs):  # part of the image written, then Ctrl-C
+        with open(file, "wb") if isinstance(file, (str, Path)) else nullcontext(file) as out:
+            out.write(b"\x89PNG\r\n")
+        raise KeyboardInterrupt
+
+    board = leaderboard(["greedy", "random"], players=(3,), deals=5, seed=0)
+    monkeypatch.setattr(Figure, "savefig", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        plot_ratings(board, tmp_path / "ratings.png")
+    assert list(tmp_path.iterdir()) == []  # neither the plot nor its temporary

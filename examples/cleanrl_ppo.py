@@ -38,6 +38,7 @@ from agents.evaluate import check_against_baselines, check_deal_count
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import (
     ArgumentParser,
+    exit_interrupted,
     non_negative_float,
     positive_float,
     positive_int,
@@ -203,7 +204,18 @@ def main(argv=None) -> int:
     if writer:
         table = "\n".join(f"|{key}|{value}|" for key, value in vars(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+    try:
+        train_and_evaluate(args, writer)
+    except KeyboardInterrupt:
+        if writer:
+            writer.close()  # writes out the events still buffered
+            exit_interrupted(f"Ctrl-C: run stopped; its TensorBoard events are in runs/{run_name} (this example "
+                             "saves no model)")
+        exit_interrupted("Ctrl-C: run stopped, nothing saved (TensorBoard is off; this example saves no model)")
+    return 0
 
+
+def train_and_evaluate(args: Args, writer: SummaryWriter | None) -> None:
     # TRY NOT TO MODIFY: seeding
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -365,7 +377,6 @@ def main(argv=None) -> int:
     if args.eval_deals:
         policy = TrainedPolicy(agent)
         check_against_baselines(policy, args.num_players, args.eval_deals, seed=args.seed + 1)
-    return 0
 
 
 if __name__ == "__main__":

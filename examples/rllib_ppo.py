@@ -37,7 +37,16 @@ from agents.evaluate import check_against_baselines, check_deal_count
 from agents.policy import network_too_large
 from agents.sharding import CONNECT_TIMEOUT_S, reachable
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_float, positive_int, seed_value, table_size
+from spoilfive_env.cli import (
+    ArgumentParser,
+    ctrl_c_held,
+    exit_interrupted,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    seed_value,
+    table_size,
+)
 from spoilfive_env.core import check_fits_in_memory, physical_memory
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_integrations.rllib import (
@@ -163,18 +172,27 @@ def build_config(args) -> PPOConfig:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    torch.set_num_threads(1)  # the driver samples and learns on the same cores
-    if args.address:
-        try:
-            ray.init(address=args.address,
-                     runtime_env={"py_modules": [spoilfive_env, agents, spoilfive_integrations]})
-        except ConnectionError as error:  # 'auto' with no cluster on this machine, say
-            build_parser().error(f"--address {args.address!r}: cannot join a Ray cluster "
-                                 f"({str(error).splitlines()[0]}); start one with `ray start --head`, or give no "
-                                 "--address for a local Ray")
-    else:
-        ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     try:
+        train_and_evaluate(args)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: run stopped, Ray shut down, nothing saved (this example saves no model)")
+    return 0
+
+
+def train_and_evaluate(args: argparse.Namespace) -> None:
+    torch.set_num_threads(1)  # the driver samples and learns on the same cores
+    try:
+        if args.address:
+            try:
+                ray.init(address=args.address,
+                         runtime_env={"py_modules": [spoilfive_env, agents, spoilfive_integrations]})
+            except ConnectionError as error:  # 'auto' with no cluster on this machine, say
+                build_parser().error(f"--address {args.address!r}: cannot join a Ray cluster "
+                                     f"({str(error).splitlines()[0]}); start one with `ray start --head`, or give "
+                                     "no --address for a local Ray")
+        else:
+            with ctrl_c_held():  # Ray's processes ignore Ctrl-C: it waits until ray.shutdown() knows them
+                ray.init(num_cpus=args.num_cpus, include_dashboard=False)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if args.num_env_runners > cpus:  # on a cluster: RLlib would wait for them forever
             build_parser().error(f"--num-env-runners {args.num_env_runners} is more than the {cpus} CPUs of the "
@@ -195,8 +213,7 @@ def main(argv=None) -> int:
             check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
         algo.stop()
     finally:
-        ray.shutdown()
-    return 0
+        ray.shutdown()  # also on Ctrl-C: a local Ray ends with the run, a cluster loses only this driver
 
 
 if __name__ == "__main__":

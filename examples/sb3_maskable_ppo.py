@@ -29,7 +29,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
 from agents.evaluate import check_against_baselines, check_deal_count
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, non_negative_int, positive_int, seed_value, table_size
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, seed_value, table_size
 from spoilfive_env.core import check_fits_in_memory, physical_memory
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import Rules
@@ -79,6 +79,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    try:
+        train_and_evaluate(args)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: run stopped, nothing saved (this example saves no model)")
+    return 0
+
+
+def train_and_evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)  # the env steps on the same cores
     if args.route == "single":
         env = gymnasium.make("spoilfive/SpoilFive-v0", num_players=args.num_players, opponents=args.opponents)
@@ -98,7 +106,6 @@ def main(argv=None) -> int:
     if args.eval_deals:
         agent = SB3PolicyAgent(model.policy, greedy=True, name="sb3-maskable-ppo")
         check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
-    return 0
 
 
 if __name__ == "__main__":

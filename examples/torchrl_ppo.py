@@ -41,7 +41,7 @@ from agents.base import Agent
 from agents.evaluate import check_against_baselines, check_deal_count
 from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, positive_float, positive_int, seed_value, table_size
+from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
 from spoilfive_env.core import physical_memory
 from spoilfive_env.observation import OBS_DIM
 
@@ -104,6 +104,14 @@ class ActorAgent(Agent):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    try:
+        train_and_evaluate(args)
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: run stopped, nothing saved (this example saves no model)")
+    return 0
+
+
+def train_and_evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)  # the collector steps the environment on the same cores
     torch.manual_seed(args.seed)
 
@@ -161,7 +169,6 @@ def main(argv=None) -> int:
     if args.eval_deals:
         agent = ActorAgent(actor_network)
         check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
-    return 0
 
 
 if __name__ == "__main__":

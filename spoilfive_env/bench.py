@@ -2,7 +2,8 @@
 
 ``python -m spoilfive_env.bench`` prints a table; ``--json`` prints the same numbers as JSON;
 ``--seconds`` sets the time spent on each measurement (default 2); ``--quick`` runs every
-measurement very briefly (for tests: the numbers are then only indicative).
+measurement very briefly (for tests: the numbers are then only indicative). Ctrl-C prints the
+measurements finished before it (the JSON with ``"interrupted": true``) and exits with status 130.
 
 Measured:
 
@@ -66,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cli import ArgumentParser, non_negative_int, positive_int, positive_ints, table_sizes
+from .cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, positive_ints, table_sizes
 from .core import SpoilFiveCore, check_fits_in_memory
 from .env import env as make_env
 from .observation import observation_backend
@@ -191,31 +192,55 @@ def bench_aec(num_players: int, seconds: float, seed: int = 0) -> dict:
             "decisions_per_second": decisions / elapsed}
 
 
+class BenchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a benchmark after some measurements were made: ``partial`` is what the
+    function returns, over those measurements only (a report has ``"interrupted": True``). A
+    :class:`KeyboardInterrupt`, so a caller that does not look for it stops as on any Ctrl-C."""
+
+    def __init__(self, partial: dict):
+        super().__init__("Ctrl-C during a benchmark: the measurements made before it are in .partial")
+        self.partial = partial
+
+
 def run(players=PLAYERS, batch_sizes=BATCH_SIZES, seconds: float = DEFAULT_SECONDS, seed: int = 0) -> dict:
-    """Every measurement; a JSON-ready dict."""
+    """Every measurement; a JSON-ready dict.
+
+    Raises:
+        BenchInterrupted: Ctrl-C after the first measurement; it holds the report of those made.
+    """
     from . import __version__
 
     results = []
-    for observe in (False, True):
+
+    def report(**extra) -> dict:
+        return {
+            "benchmark": "spoilfive decisions per second under random legal play",
+            "note": SELECTION_NOTE,
+            "spoilfive_version": __version__,
+            "observation": observation_backend(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
+            "seconds_per_measurement": seconds,
+            "num_actions": NUM_ACTIONS,
+            "players": list(players),
+            "batch_sizes": list(batch_sizes),
+            "results": results,
+            **extra,
+        }
+
+    try:
+        for observe in (False, True):
+            for n in players:
+                for batch_size in batch_sizes:
+                    results.append(bench_core(n, batch_size, seconds, observe, seed))
         for n in players:
-            for batch_size in batch_sizes:
-                results.append(bench_core(n, batch_size, seconds, observe, seed))
-    for n in players:
-        results.append(bench_aec(n, seconds, seed))
-    return {
-        "benchmark": "spoilfive decisions per second under random legal play",
-        "note": SELECTION_NOTE,
-        "spoilfive_version": __version__,
-        "observation": observation_backend(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
-        "seconds_per_measurement": seconds,
-        "num_actions": NUM_ACTIONS,
-        "players": list(players),
-        "batch_sizes": list(batch_sizes),
-        "results": results,
-    }
+            results.append(bench_aec(n, seconds, seed))
+    except KeyboardInterrupt:
+        if not results:
+            raise
+        raise BenchInterrupted(report(interrupted=True)) from None  # the measurements made are kept
+    return report()
 
 
 def _rate(value: float) -> str:
@@ -233,24 +258,31 @@ def _versions_line(report: dict) -> str:
 
 
 def format_table(report: dict) -> str:
+    """The report as text tables; after a Ctrl-C, only the tables begun, ``-`` where not measured."""
     players, batch_sizes = report["players"], report["batch_sizes"]
-    rates = {(r["kind"], r["observe"], r["num_players"], r["batch_size"]): r["decisions_per_second"]
+    rates = {(r["kind"], r["observe"], r["num_players"], r["batch_size"]): _rate(r["decisions_per_second"])
              for r in report["results"]}
+    measured = {(kind, observe) for kind, observe, _, _ in rates}
     lines = [
         f"Spoil Five: decisions per second under random legal play "
         f"({report['seconds_per_measurement']:g} s per measurement)",
         f"Note: {report['note']}.",
         _versions_line(report),
     ]
+    if report.get("interrupted"):
+        lines.append("Stopped by Ctrl-C: the measurements made before it, '-' where none was made.")
     header = f"{'players':>8}" + "".join(f"{'B=' + str(b):>11}" for b in batch_sizes)
     for observe, title in ((False, "core, legal mask + step"),
                            (True, "core, legal mask + observation of the player to act + step")):
+        if ("core", observe) not in measured:
+            continue
         lines += ["", title, header]
         for n in players:
-            lines.append(f"{n:>8}" + "".join(f"{_rate(rates[('core', observe, n, b)]):>11}" for b in batch_sizes))
-    lines += ["", "AEC environment, one game (agent_iter + last() + step)", f"{'players':>8}{'decisions/s':>14}"]
-    for n in players:
-        lines.append(f"{n:>8}{_rate(rates[('aec', True, n, 1)]):>14}")
+            lines.append(f"{n:>8}" + "".join(f"{rates.get(('core', observe, n, b), '-'):>11}" for b in batch_sizes))
+    if ("aec", True) in measured:
+        lines += ["", "AEC environment, one game (agent_iter + last() + step)", f"{'players':>8}{'decisions/s':>14}"]
+        for n in players:
+            lines.append(f"{n:>8}{rates.get(('aec', True, n, 1), '-'):>14}")
     return "\n".join(lines)
 
 
@@ -418,8 +450,25 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
     Each measurement is a separate process (``measure``), so neither side inherits the other's
     imports, threads or caches; round ``r`` runs ours first when ``r`` is even. A peer that is
     missing or fails is skipped, with the reason in its row.
+
+    Raises:
+        BenchInterrupted: Ctrl-C after the first round; it holds the report of the comparisons
+            finished and of the rounds finished of the one in progress (its row says how many).
     """
     rows = []
+
+    def report(**extra) -> dict:
+        from . import __version__
+
+        return {"benchmark": "spoilfive beside its peers: decisions per second, ratio ours / peer per round",
+                "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
+                "observation": observation_backend(),
+                "python": platform.python_version(), "numpy": np.__version__,
+                "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
+                "pinned_cpu": worker_cpu(),
+                "rounds": rounds, "seconds_per_measurement": seconds, "players": PEER_PLAYERS,
+                "batch_size": PEER_BATCH, "rows": rows, **extra}
+
     for comparison in comparisons:
         row = {"title": comparison.title, "peer": comparison.peer_title, "ours_kind": comparison.ours}
         missing = missing_modules(comparison.peer)
@@ -444,18 +493,17 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
             row["skipped"] = f"failed: {error}"
             rows.append(row)
             continue
+        except KeyboardInterrupt:  # the rounds finished are kept
+            paired = min(len(ours), len(peer))
+            if paired:
+                row.update(summarize(ours[:paired], peer[:paired]), interrupted=f"{paired} of {rounds} rounds")
+                rows.append(row)
+            if not any("ratios" in done for done in rows):
+                raise
+            raise BenchInterrupted(report(interrupted=True)) from None
         row.update(summarize(ours, peer))
         rows.append(row)
-    from . import __version__
-
-    return {"benchmark": "spoilfive beside its peers: decisions per second, ratio ours / peer per round",
-            "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
-            "observation": observation_backend(),
-            "python": platform.python_version(), "numpy": np.__version__,
-            "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
-            "pinned_cpu": worker_cpu(),
-            "rounds": rounds, "seconds_per_measurement": seconds, "players": PEER_PLAYERS,
-            "batch_size": PEER_BATCH, "rows": rows}
+    return report()
 
 
 def format_comparison(report: dict) -> str:
@@ -467,6 +515,11 @@ def format_comparison(report: dict) -> str:
                                           f"; every process on CPU {report['pinned_cpu']}"),
         f"Note: {report['note']}.",
         _versions_line(report),
+    ]
+    if report.get("interrupted"):
+        lines.append("Stopped by Ctrl-C: the comparisons finished before it, and the rounds finished of the one "
+                     "in progress.")
+    lines += [
         "",
         "| what | ours (median) | peer | peer (median) | ratio ours/peer: median (range) |",
         "|---|---|---|---|---|",
@@ -475,9 +528,10 @@ def format_comparison(report: dict) -> str:
         if "skipped" in row:
             lines.append(f"| {row['title']} | | {row['peer']} | | skipped: {row['skipped']} |")
             continue
+        partial = f", {row['interrupted']} (Ctrl-C)" if "interrupted" in row else ""
         lines.append(f"| {row['title']} | {_rate(row['ours_median'])}/s | {row['peer']} | "
                      f"{_rate(row['peer_median'])}/s | {_ratio(row['median'])} "
-                     f"({_ratio(row['low'])}-{_ratio(row['high'])}) |")
+                     f"({_ratio(row['low'])}-{_ratio(row['high'])}){partial} |")
     for row in report["rows"]:
         if row.get("peer") == OBSERVATION_SHARE_PEER and "ratios" in row:
             lines += ["", f"Ours, B={report['batch_size']}: mask + observation + step runs at {row['median']:.0%} "
@@ -571,14 +625,27 @@ def profile(num_players: int = PEER_PLAYERS, batch_sizes=(1, PEER_BATCH), second
     copies (:meth:`SpoilFiveCore.subset`), less the cost of copying and computing the mask
     there. ``"aec decision"`` is one decision of the AEC loop, PettingZoo's wrapper and the
     random choice included.
+
+    Raises:
+        BenchInterrupted: Ctrl-C after the parts of the first batch size; it holds the parts timed.
     """
     parts = {}
-    for batch_size in batch_sizes:
-        parts.update(_profile_batch(batch_size, num_players, count))
-    start = time.process_time()
-    decisions, _, _ = aec_loop(make_env(num_players=num_players), seconds)
+    try:
+        for batch_size in batch_sizes:
+            parts.update(_profile_batch(batch_size, num_players, count))
+        start = time.process_time()
+        decisions, _, _ = aec_loop(make_env(num_players=num_players), seconds)
+    except KeyboardInterrupt:
+        if not parts:
+            raise
+        raise BenchInterrupted(parts) from None  # the parts timed are kept
     parts["aec decision"] = (time.process_time() - start) / decisions * 1e6
     return parts
+
+
+def format_profile(parts: dict) -> str:
+    """:func:`profile`'s parts, one a line."""
+    return "\n".join(f"{name:>22}  {value:9.1f} us" for name, value in parts.items())
 
 
 def main(argv=None) -> int:
@@ -616,21 +683,28 @@ def main(argv=None) -> int:
         except ValueError as error:
             parser.error(f"--batch-sizes: {error}")
     if args.worker:
-        return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
-    if args.profile:
-        parts = profile(seconds=seconds)
-        print(json.dumps(parts, indent=2) if args.json else
-              "\n".join(f"{name:>22}  {value:9.1f} us" for name, value in parts.items()))
-        return 0
-    if args.peers:
-        def log(line):
-            print(line, file=sys.stderr, flush=True)
+        try:
+            return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
+        except KeyboardInterrupt:  # the terminal's Ctrl-C stops --peers too, which keeps the rounds finished
+            exit_interrupted("Ctrl-C: measurement stopped, nothing reported")
 
-        report = compare(rounds=args.rounds, seconds=seconds, seed=args.seed, log=log)
-        print(json.dumps(report, indent=2) if args.json else format_comparison(report))
-        return 0
-    report = run(args.players, args.batch_sizes, seconds, args.seed)
-    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    show = format_profile if args.profile else format_comparison if args.peers else format_table
+    try:
+        if args.profile:
+            report = profile(seconds=seconds)
+        elif args.peers:
+            report = compare(rounds=args.rounds, seconds=seconds, seed=args.seed, log=log)
+        else:
+            report = run(args.players, args.batch_sizes, seconds, args.seed)
+    except BenchInterrupted as stopped:  # minutes of measurements are not thrown away
+        print(json.dumps(stopped.partial, indent=2) if args.json else show(stopped.partial), flush=True)
+        exit_interrupted("Ctrl-C: benchmark stopped; the measurements it had finished are above")
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: benchmark stopped before any measurement finished, nothing to report")
+    print(json.dumps(report, indent=2) if args.json else show(report))
     return 0
 
 

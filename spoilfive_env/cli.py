@@ -10,10 +10,13 @@ the value and what is allowed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from .cards import MAX_PLAYERS, MIN_PLAYERS
@@ -137,6 +140,35 @@ def exit_interrupted(message: str) -> None:
     """End a command on Ctrl-C: one line on standard error and status 130 (128 + SIGINT)."""
     print(f"\n{message}", file=sys.stderr)
     raise SystemExit(130)
+
+
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Hold back a Ctrl-C during the block and deliver it at its end (:class:`KeyboardInterrupt`).
+
+    For a start-up that a Ctrl-C would cut in half, leaving behind what it had started with
+    nothing to end it: a local ``ray.init`` (Ray's processes ignore SIGINT, and ``ray.shutdown``
+    knows only a Ray that has finished starting). A second Ctrl-C is raised at once (a start-up
+    that hangs can still be left). Outside the main thread, where Python takes no signal, it
+    holds nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+
+    def hold(signum, frame):
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        signal.raise_signal(signal.SIGINT)  # to the handler of before: Python's raises KeyboardInterrupt
 
 
 OWN_FLAGS = {"num_players": "--players", "preset": "--preset"}

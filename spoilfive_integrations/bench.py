@@ -7,6 +7,8 @@ opponent move up to its next decision (``env.step``), resets included: for the s
 ``reset()`` after each episode, for the VectorEnv its next-step autoreset (an autoreset step
 counts no learner step for that game). The learner's action is a random legal one (``argmax``
 of uniform noise times the mask), the same cost in both. ``--json`` prints the figures as JSON.
+Ctrl-C prints the rounds finished before it (the JSON with ``"interrupted": true``) and exits
+with status 130.
 
 It lives here, not in :mod:`spoilfive_env.bench`, because the rules layer never imports this one.
 """
@@ -21,9 +23,10 @@ import time
 import numpy as np
 
 from spoilfive_env import __version__
-from spoilfive_env.bench import MAX_SECONDS
+from spoilfive_env.bench import MAX_SECONDS, BenchInterrupted
 from spoilfive_env.cli import (
     ArgumentParser,
+    exit_interrupted,
     non_negative_int,
     positive_float,
     positive_int,
@@ -77,37 +80,54 @@ def make_envs(num_envs: int, num_players: int, opponents: str):
 
 def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, opponents: str = DEFAULT_OPPONENTS,
         seconds: float = DEFAULT_SECONDS, rounds: int = DEFAULT_ROUNDS, seed: int = 0, envs=None) -> dict:
-    """Alternate both measurements ``rounds`` times; a JSON-ready dict. ``envs``: from :func:`make_envs`."""
+    """Alternate both measurements ``rounds`` times; a JSON-ready dict. ``envs``: from :func:`make_envs`.
+
+    Raises:
+        BenchInterrupted: Ctrl-C after the first round; it holds the report of the rounds finished
+            (``"rounds"`` counts them, ``"rounds_asked"`` the rounds asked for).
+    """
     single, vector = envs if envs is not None else make_envs(num_envs, num_players, opponents)
     single.reset(seed=seed)
     vector.reset(seed=seed)
     rng = np.random.default_rng(seed)
     single_rates, vector_rates = [], []
-    for _ in range(rounds):
-        single_rates.append(bench_single(single, seconds, rng))
-        vector_rates.append(bench_vector(vector, seconds, rng))
-    ratios = [v / s for s, v in zip(single_rates, vector_rates)]
-    return {
-        "benchmark": "learner steps per second: SpoilFiveGymEnv against SpoilFiveVectorEnv, alternated",
-        "spoilfive_version": __version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
-        "num_envs": num_envs, "num_players": num_players, "opponents": opponents,
-        "seconds_per_measurement": seconds, "rounds": rounds, "seed": seed,
-        "single_steps_per_second": single_rates,
-        "vector_steps_per_second": vector_rates,
-        "ratio_per_round": ratios,
-        "median_single": statistics.median(single_rates),
-        "median_vector": statistics.median(vector_rates),
-        "median_ratio": statistics.median(ratios),
-    }
+
+    def report(**extra) -> dict:
+        done = len(vector_rates)  # whole rounds: the ratio needs both measurements
+        ratios = [v / s for s, v in zip(single_rates, vector_rates)]
+        return {
+            "benchmark": "learner steps per second: SpoilFiveGymEnv against SpoilFiveVectorEnv, alternated",
+            "spoilfive_version": __version__,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
+            "num_envs": num_envs, "num_players": num_players, "opponents": opponents,
+            "seconds_per_measurement": seconds, "rounds": done, "seed": seed,
+            "single_steps_per_second": single_rates[:done],
+            "vector_steps_per_second": vector_rates,
+            "ratio_per_round": ratios,
+            "median_single": statistics.median(single_rates[:done]),
+            "median_vector": statistics.median(vector_rates),
+            "median_ratio": statistics.median(ratios),
+            **extra,
+        }
+
+    try:
+        for _ in range(rounds):
+            single_rates.append(bench_single(single, seconds, rng))
+            vector_rates.append(bench_vector(vector, seconds, rng))
+    except KeyboardInterrupt:
+        if not vector_rates:
+            raise
+        raise BenchInterrupted(report(interrupted=True, rounds_asked=rounds)) from None  # the rounds made are kept
+    return report()
 
 
 def format_table(report: dict) -> str:
     lines = [
         (f"Learner steps per second, {report['num_players']} players against {report['opponents']!r}, "
-         f"{report['rounds']} alternated rounds of {report['seconds_per_measurement']:g} s"),
+         f"{report['rounds']} alternated rounds of {report['seconds_per_measurement']:g} s"
+         + (f" (stopped by Ctrl-C: {report['rounds_asked']} were asked for)" if report.get("interrupted") else "")),
         (f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
          f"{report['machine']}"),
         "",
@@ -149,7 +169,13 @@ def main(argv=None) -> int:
         envs = make_envs(args.num_envs, args.players, args.opponents)
     except ValueError as error:  # a bad opponent
         parser.error(str(error))
-    report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
+    try:
+        report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
+    except BenchInterrupted as stopped:  # the rounds finished are not thrown away
+        print(json.dumps(stopped.partial, indent=2) if args.json else format_table(stopped.partial), flush=True)
+        exit_interrupted("Ctrl-C: benchmark stopped; the rounds it had finished are above")
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
     print(json.dumps(report, indent=2) if args.json else format_table(report))
     return 0
 

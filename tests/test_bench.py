@@ -190,3 +190,141 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(bench)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- Ctrl-C: what was measured is printed, exit 130
+INTERRUPTED = 130
+
+
+def exit_status(argv) -> int:
+    """``bench.main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would
+    stop pytest)."""
+    try:
+        return bench.main(argv)
+    except SystemExit as stop:
+        return stop.code
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
+
+
+def stopped_line(error: str) -> str:
+    assert "Traceback" not in error, error
+    lines = error.strip().splitlines()
+    assert len(lines) == 1, error
+    return lines[0]
+
+
+def ctrl_c(*args):
+    raise KeyboardInterrupt
+
+
+def interrupt_core_measurement(monkeypatch, made: int):
+    """``bench_core`` measures ``made`` times (1000 decisions a second), then Ctrl-C."""
+    calls = []
+
+    def bench_core(num_players, batch_size, seconds, observe, seed=0):
+        if len(calls) == made:
+            raise KeyboardInterrupt
+        calls.append(num_players)
+        return {"kind": "core", "observe": observe, "num_players": num_players, "batch_size": batch_size,
+                "decisions": 1000, "steps": 10, "seconds": 1.0, "decisions_per_second": 1000.0}
+
+    monkeypatch.setattr(bench, "bench_core", bench_core)
+
+
+def test_ctrl_c_prints_the_measurements_made_then_one_line(monkeypatch, capsys):
+    interrupt_core_measurement(monkeypatch, 3)  # 3 players at B=2 and B=8, 5 players at B=2; Ctrl-C at B=8
+    assert exit_status(["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01"]) == INTERRUPTED
+    captured = capsys.readouterr()
+    assert stopped_line(captured.err) == "Ctrl-C: benchmark stopped; the measurements it had finished are above"
+    table = captured.out.splitlines()
+    assert "Stopped by Ctrl-C" in captured.out and "core, legal mask + step" in table
+    rows = [line.split() for line in table if line.strip()[:1] in ("3", "5")]
+    assert rows == [["3", "1.0k", "1.0k"], ["5", "1.0k", "-"]]
+    assert "observation of the player to act" not in captured.out and "AEC" not in captured.out  # not begun
+
+    interrupt_core_measurement(monkeypatch, 3)
+    assert exit_status(["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01", "--json"]) == INTERRUPTED
+    report = json.loads(capsys.readouterr().out)
+    assert report["interrupted"] is True
+    assert [(r["num_players"], r["batch_size"]) for r in report["results"]] == [(3, 2), (3, 8), (5, 2)]
+
+
+def test_ctrl_c_before_the_first_measurement_reports_nothing(monkeypatch, capsys):
+    interrupt_core_measurement(monkeypatch, 0)
+    assert exit_status(["--players", "3", "--batch-sizes", "2", "--seconds", "0.01"]) == INTERRUPTED
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "before any measurement finished, nothing to report" in stopped_line(captured.err)
+
+
+def test_compare_keeps_the_rounds_finished_on_ctrl_c(monkeypatch):
+    monkeypatch.setitem(bench._WORKERS, "pgx", ((), None))
+    monkeypatch.setitem(bench._WORKERS, "pettingzoo", ((), None))
+    monkeypatch.setitem(bench._WORKERS, "open_spiel", ((), None))
+    calls = []
+
+    def measure(spec, seconds, seed):  # Ctrl-C in the third measurement of the second comparison
+        calls.append(spec)
+        if len(calls) == 3 * 2 + 3:
+            raise KeyboardInterrupt
+        return {"decisions_per_second": 200.0 if spec.startswith("ours") else 100.0}
+
+    with pytest.raises(bench.BenchInterrupted) as stopped:  # a KeyboardInterrupt, holding the report so far
+        bench.compare(_fake_comparisons(), rounds=3, seconds=0.5, measure=measure)
+    report = stopped.value.partial
+    assert report["interrupted"] is True and report["rounds"] == 3
+    first, second = report["rows"]  # the third comparison was never begun
+    assert first["ratios"] == [2.0] * 3 and "interrupted" not in first
+    assert second["ratios"] == [2.0] and second["interrupted"] == "1 of 3 rounds"
+    assert "2.00 (2.00-2.00), 1 of 3 rounds (Ctrl-C) |" in bench.format_comparison(report)
+
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt) as stopped:  # in the first round: nothing to keep
+        bench.compare(_fake_comparisons()[1:], rounds=3, seconds=0.5,
+                      measure=ctrl_c)
+    assert not isinstance(stopped.value, bench.BenchInterrupted)
+
+
+def test_ctrl_c_in_peers_prints_the_comparison_so_far(monkeypatch, capsys):
+    monkeypatch.setitem(bench._WORKERS, "pettingzoo", ((), None))
+    monkeypatch.setitem(bench._WORKERS, "pgx", ((), None))
+    calls = []
+
+    def measure(spec, seconds, seed):
+        calls.append(spec)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return {"decisions_per_second": 150.0}
+
+    real = bench.compare
+    monkeypatch.setattr(bench, "compare", lambda **kwargs: real(_fake_comparisons()[:2], measure=measure, **kwargs))
+    assert exit_status(["--peers", "--rounds", "2", "--seconds", "0.1"]) == INTERRUPTED
+    captured = capsys.readouterr()
+    assert "| one game | 150/s | Fake | 150/s | 1.00 (1.00-1.00), 1 of 2 rounds (Ctrl-C) |" in captured.out
+    assert "Fake batch" not in captured.out
+    assert stopped_line(captured.err.split("\n", 1)[1]).startswith("Ctrl-C: benchmark stopped;")  # after the log
+
+
+def test_ctrl_c_in_the_profile_prints_the_parts_timed(monkeypatch, capsys):
+    timed = []
+
+    def profile_batch(batch_size, num_players, count):
+        if timed:
+            raise KeyboardInterrupt
+        timed.append(batch_size)
+        return {f"observation B={batch_size}": 1.5, f"legal mask B={batch_size}": 2.5}
+
+    monkeypatch.setattr(bench, "_profile_batch", profile_batch)
+    assert exit_status(["--profile"]) == INTERRUPTED
+    captured = capsys.readouterr()
+    assert [line.split() for line in captured.out.splitlines()] == [["observation", "B=1", "1.5", "us"],
+                                                                    ["legal", "mask", "B=1", "2.5", "us"]]
+    assert stopped_line(captured.err).startswith("Ctrl-C: benchmark stopped;")
+
+
+def test_ctrl_c_in_a_peers_worker_is_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "_worker_main", ctrl_c)
+    assert exit_status(["--worker", "ours:core", "--seconds", "0.05"]) == INTERRUPTED
+    captured = capsys.readouterr()
+    assert captured.out == "" and stopped_line(captured.err) == "Ctrl-C: measurement stopped, nothing reported"

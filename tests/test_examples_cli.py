@@ -9,7 +9,10 @@ Sizes that depend on this machine's memory are given far beyond any machine's.
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
 import sys
+import time
 
 import pytest
 from conftest import ROOT
@@ -89,3 +92,159 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, f
     assert len(lines) == 1 and ": error: " in lines[0] and flag in lines[0], error
     assert "Traceback" not in error
     assert not any(tmp_path.iterdir())  # no runs/ folder, no TensorBoard file
+
+
+# ---------------------------------------------------------------------------------------------- Ctrl-C
+INTERRUPTED = 130
+NOTHING_SAVED = "Ctrl-C: run stopped, nothing saved (this example saves no model)"
+
+
+def exit_status(main, argv) -> int:
+    """``main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would stop pytest)."""
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return stop.code
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
+
+
+def ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def stopped_line(capsys) -> str:
+    """The one line the Ctrl-C left on standard error."""
+    error = capsys.readouterr().err
+    assert "Traceback" not in error, error
+    lines = error.strip().splitlines()
+    assert len(lines) == 1, error
+    return lines[0]
+
+
+# Each example stopped by Ctrl-C in its training loop: the library call the loop makes raises it.
+CTRL_C_CASES = [
+    ("sb3_maskable_ppo", lambda m: (m.MaskablePPO, "learn"), ["--num-envs", "2", "--eval-deals", "0"]),
+    ("tianshou_ppo", lambda m: (m.Collector, "collect"), ["--iterations", "1", "--episodes", "1", "--eval-deals", "0"]),
+    ("torchrl_ppo", lambda m: (m.Collector, "__iter__"), ["--frames-per-batch", "8", "--eval-deals", "0"]),
+]
+
+
+@pytest.mark.parametrize("name, where, argv", CTRL_C_CASES, ids=[case[0] for case in CTRL_C_CASES])
+def test_ctrl_c_in_training_is_one_line_and_exit_130(name, where, argv, tmp_path, monkeypatch, capsys):
+    module = example(name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(*where(module), ctrl_c)
+    assert exit_status(module.main, argv) == INTERRUPTED
+    assert stopped_line(capsys) == NOTHING_SAVED
+    assert not any(tmp_path.iterdir())
+
+
+def test_ctrl_c_in_the_evaluation_is_one_line_and_exit_130(tmp_path, monkeypatch, capsys):
+    module = example("sb3_maskable_ppo")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(module.MaskablePPO, "learn", lambda self, *args, **kwargs: self)
+    monkeypatch.setattr(module, "check_against_baselines", ctrl_c)
+    assert exit_status(module.main, ["--num-envs", "2", "--eval-deals", "5"]) == INTERRUPTED
+    assert stopped_line(capsys) == NOTHING_SAVED
+
+
+CLEANRL_TINY = ["--total-timesteps", "8", "--num-envs", "2", "--num-steps", "4", "--num-minibatches", "1",
+                "--eval-deals", "0"]
+
+
+def test_cleanrl_ctrl_c_names_the_tensorboard_folder_it_keeps(tmp_path, monkeypatch, capsys):
+    module = example("cleanrl_ppo")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(module.Agent, "get_action_and_value", ctrl_c)  # the first step of the first rollout
+    assert exit_status(module.main, CLEANRL_TINY) == INTERRUPTED
+    line = stopped_line(capsys)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert line == (f"Ctrl-C: run stopped; its TensorBoard events are in runs/{run.name} (this example saves "
+                    "no model)")
+    assert any(path.name.startswith("events.out.tfevents") for path in run.iterdir())
+
+
+def test_cleanrl_ctrl_c_without_tensorboard_says_nothing_was_saved(tmp_path, monkeypatch, capsys):
+    module = example("cleanrl_ppo")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(module.Agent, "get_action_and_value", ctrl_c)
+    assert exit_status(module.main, [*CLEANRL_TINY, "--no-track-tensorboard"]) == INTERRUPTED
+    assert "nothing saved" in stopped_line(capsys)
+    assert not any(tmp_path.iterdir())
+
+
+class FakeRay:
+    """What the RLlib example asks of Ray, recorded, with no Ray started (seconds saved)."""
+
+    def __init__(self, monkeypatch, module, *, ctrl_c_in_init=False):
+        self.calls = []
+        self.ctrl_c_in_init = ctrl_c_in_init
+        for name in ("init", "cluster_resources", "shutdown"):
+            monkeypatch.setattr(module.ray, name, getattr(self, name))
+        monkeypatch.setattr(module, "build_config", lambda args: self)
+
+    def init(self, **kwargs):
+        self.calls.append("init")
+        if self.ctrl_c_in_init:  # a real Ctrl-C while Ray starts: held until it has started
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            self.calls.append("started")
+
+    def cluster_resources(self):
+        return {"CPU": 2}
+
+    def shutdown(self):
+        self.calls.append("shutdown")
+
+    def build_algo(self):
+        return self
+
+    def train(self):
+        self.calls.append("train")
+        raise KeyboardInterrupt
+
+
+RLLIB_TINY = ["--num-games", "1", "--batch-size", "12", "--minibatch-size", "4", "--eval-deals", "0"]
+
+
+def test_rllib_ctrl_c_in_training_shuts_ray_down(tmp_path, monkeypatch, capsys):
+    module = example("rllib_ppo")
+    monkeypatch.chdir(tmp_path)
+    ray = FakeRay(monkeypatch, module)
+    assert exit_status(module.main, RLLIB_TINY) == INTERRUPTED
+    assert ray.calls == ["init", "train", "shutdown"]
+    assert stopped_line(capsys) == "Ctrl-C: run stopped, Ray shut down, nothing saved (this example saves no model)"
+
+
+def test_rllib_ctrl_c_while_ray_starts_waits_for_it_then_shuts_it_down(tmp_path, monkeypatch, capsys):
+    module = example("rllib_ppo")
+    monkeypatch.chdir(tmp_path)
+    ray = FakeRay(monkeypatch, module, ctrl_c_in_init=True)
+    assert exit_status(module.main, RLLIB_TINY) == INTERRUPTED
+    assert ray.calls == ["init", "started", "shutdown"]  # Ray's processes, which ignore Ctrl-C, are not left
+    assert stopped_line(capsys).startswith("Ctrl-C: run stopped, Ray shut down")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_held_delivers_a_ctrl_c_at_the_block_end_and_a_second_one_at_once():
+    from spoilfive_env.cli import ctrl_c_held
+
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            reached.append("end of the block")
+    assert reached == ["end of the block"]
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            reached.append("never")
+    assert reached == ["end of the block"]
+    with ctrl_c_held():  # no Ctrl-C: nothing raised
+        reached.append("quiet")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

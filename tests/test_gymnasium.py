@@ -545,6 +545,53 @@ def test_bench_reports_both_rates_and_their_ratio(capsys):
         np.median(np.array(report["vector_steps_per_second"]) / np.array(report["single_steps_per_second"])))
 
 
+def bench_interrupted(monkeypatch, capsys, vector_rounds: int, argv) -> tuple[int, str, str]:
+    """``spoilfive_integrations.bench.main(argv)`` with Ctrl-C in the VectorEnv measurement after
+    ``vector_rounds`` of them: (exit status, standard output, standard error)."""
+    from spoilfive_integrations import bench
+
+    measured = []
+
+    def bench_vector(envs, seconds, rng):
+        if len(measured) == vector_rounds:
+            raise KeyboardInterrupt
+        measured.append(seconds)
+        return 5000.0
+
+    monkeypatch.setattr(bench, "bench_vector", bench_vector)
+    try:
+        status = bench.main(argv)
+    except SystemExit as stop:
+        status = stop.code
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and len(captured.err.strip().splitlines()) == 1, captured.err
+    return status, captured.out, captured.err.strip()
+
+
+BENCH_TINY = ["--num-envs", "8", "--seconds", "0.01", "--rounds", "3", "--opponents", "random"]
+
+
+def test_bench_ctrl_c_prints_the_rounds_finished(monkeypatch, capsys):
+    status, out, err = bench_interrupted(monkeypatch, capsys, 1, [*BENCH_TINY, "--json"])
+    assert status == 130 and err == "Ctrl-C: benchmark stopped; the rounds it had finished are above"
+    report = json.loads(out)
+    assert report["interrupted"] is True and (report["rounds"], report["rounds_asked"]) == (1, 3)
+    assert len(report["single_steps_per_second"]) == len(report["vector_steps_per_second"]) == 1  # whole rounds
+    assert report["vector_steps_per_second"] == [5000.0]
+
+    status, out, err = bench_interrupted(monkeypatch, capsys, 2, BENCH_TINY)
+    assert status == 130 and "2 alternated rounds" in out and "stopped by Ctrl-C: 3 were asked for" in out
+    assert [line.split()[0] for line in out.splitlines()[4:]] == ["1", "2", "median"]
+
+
+def test_bench_ctrl_c_in_the_first_round_reports_nothing(monkeypatch, capsys):
+    status, out, err = bench_interrupted(monkeypatch, capsys, 0, BENCH_TINY)
+    assert status == 130 and out == ""
+    assert err == "Ctrl-C: benchmark stopped before the first round finished, nothing to report"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--players", "11"], "--players: '11' is not allowed: Spoil Five takes 2 to 10 players"),
     (["--opponents", "nobody"], "unknown agent 'nobody'"),

@@ -133,12 +133,12 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed, options)
     best_options = []
-    if name == "best":  # best's own options first; the spec's own may override them
+    if name == "best":  # best's own options are defaults: the caller's keywords and the spec's own override them
         name, *best_options = BEST.split(":")
     if name in REGISTRY or name in POLICY_SEARCH:
         for text in best_options:
             key, _, value = text.partition("=")
-            options[key] = _parse_value(value)
+            options.setdefault(key, _parse_value(value))
         given = set()
         for text in option_texts:
             key, sep, value = text.partition("=")

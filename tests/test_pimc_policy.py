@@ -55,6 +55,8 @@ def test_best_is_the_named_strongest_agent():
     for key, value in (option.split("=") for option in options):  # each of best's options is applied
         assert getattr(best, key) == type(getattr(best, key))(value), key
     assert load_agent("best:samples=4").samples == 4  # the caller's options come after best's own
+    assert load_agent("best", samples=8).samples == 8  # keyword options too (they were overwritten)
+    assert load_agent("best", loss_weight=0.5, samples=8).loss_weight == 0.5
 
 
 def test_a_checkpoint_as_others_plays_every_seat_but_the_searchers():

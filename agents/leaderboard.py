@@ -44,6 +44,7 @@ import numpy as np
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes, unwritable
 
+from . import BEST
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
 
 RATING_PRIOR = 1e-3
@@ -150,7 +151,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
             each tournament also shows its tqdm bar on standard error.
 
     Returns:
-        ``{"agents", "players", "deals", "seed", "best", "sizes": {n: {"ranking": [rows by
+        ``{"agents", "players", "deals", "seed", "top_rated", "best_is", "sizes": {n: {"ranking": [rows by
         rating], "tables": [one per pairing]}}, "seconds"}``.
 
     Raises:
@@ -194,7 +195,9 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
         "deals": int(deals),
         "seed": int(seed),
         "rating": "Luce choice model over each won pool (choix.ilsr_top1), centred, natural-log units",
-        "best": max(overall, key=overall.get) if overall else None,
+        # the top-rated agent of this run, which need not be load_agent("best") (named apart below)
+        "top_rated": max(overall, key=overall.get) if overall else None,
+        "best_is": BEST,  # what the name "best" stands for (CONTRACT.md: the leaderboard says which it is)
         "sizes": board,
         "seconds": time.perf_counter() - started,
         # Ctrl-C: the size in play then, with the tables it had finished (no rating from part of a size)
@@ -231,7 +234,8 @@ def format_board(board: dict) -> str:
                   f"{100 * t['pool_share_ci95']:.1f} pt" for t in unfinished["tables"]]
     lines += [
         "",
-        f"best over these sizes: {board['best'] or '- (no size finished)'}",
+        f"top rated over these sizes: {board['top_rated'] or '- (no size finished)'}",
+        f"best (load_agent(\"best\"), the strongest agent shipped) is {board['best_is']}",
         ("rating: Luce choice model fitted to who won each pool (choix), centred, 95% interval from its Fisher "
          "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "
          "by deal); stops: share of the hands where another player reached two tricks that he lost while this "

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("choix")
 
+from agents import BEST  # noqa: E402
 from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
 from agents.spoiling import stops  # noqa: E402
 
@@ -42,7 +43,8 @@ def test_stronger_agents_rate_higher(board):
     greedy, random_ = rows["greedy"], rows["random"]
     assert greedy["rating"] - greedy["rating_ci95"] > random_["rating"] + random_["rating_ci95"]
     assert rows["random"]["share_above_fair"] < 0 < rows["greedy"]["share_above_fair"]
-    assert board["best"].startswith("pimc")
+    assert board["top_rated"].startswith("pimc")
+    assert board["best_is"] == BEST  # "best" is named apart from the run's top-rated agent
     assert abs(sum(row["rating"] for row in rows.values())) < 1e-9  # centred
 
 
@@ -167,7 +169,8 @@ def test_a_plot_that_fails_to_write_keeps_the_figures(tmp_path, capsys, monkeypa
 def test_the_human_table(capsys):
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "20", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "3 players" in out and "best over these sizes: greedy" in out
+    assert "3 players" in out and "top rated over these sizes: greedy" in out
+    assert f"best (load_agent(\"best\"), the strongest agent shipped) is {BEST}" in out
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -244,7 +247,7 @@ def test_ctrl_c_keeps_the_sizes_and_tables_already_played(monkeypatch, capsys, t
     assert stop.value.code == 130
     captured = capsys.readouterr()
     board = json.loads(captured.out)
-    assert board["players"] == [3] and list(board["sizes"]) == ["3"] and board["best"] in ("greedy", "random")
+    assert board["players"] == [3] and list(board["sizes"]) == ["3"] and board["top_rated"] in ("greedy", "random")
     assert board["interrupted"]["players"] == 4
     assert [(t["agent"], t["table_of"]) for t in board["interrupted"]["tables"]] == [("greedy", "random")]
     assert "the tournaments it had finished are above" in captured.err
@@ -267,7 +270,7 @@ def test_ctrl_c_inside_the_first_size_shows_its_finished_tables_without_ratings(
     assert stop.value.code == 130
     out = capsys.readouterr().out
     assert "stopped by Ctrl-C during 3 players" in out and "greedy against a table of random" in out
-    assert "best over these sizes: - (no size finished)" in out
+    assert "top rated over these sizes: - (no size finished)" in out
 
 
 def test_ctrl_c_while_the_plot_is_drawn_keeps_the_board(monkeypatch, capsys, tmp_path):

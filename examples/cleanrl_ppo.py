@@ -23,33 +23,40 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
-import gymnasium
-import numpy as np
-import torch
-from torch import nn
-from torch.utils.tensorboard import SummaryWriter
+try:  # torch and the library take seconds to load: a Ctrl-C then is one line and exit 130, as later on
+    import gymnasium
+    import numpy as np
+    import torch
+    from torch import nn
+    from torch.utils.tensorboard import SummaryWriter
 
-import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
-from agents import base
-from agents.evaluate import check_against_baselines, check_deal_count
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import (
-    ArgumentParser,
-    exit_interrupted,
-    non_negative_float,
-    positive_float,
-    positive_int,
-    seed_value,
-    table_size,
-    unit_fraction,
-)
-from spoilfive_env.core import check_fits_in_memory, physical_memory
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import Rules
-from spoilfive_integrations.opponents import resolve_opponents
+    import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
+    from agents import base
+    from agents.evaluate import check_against_baselines, check_deal_count
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cli import (
+        ArgumentParser,
+        exit_interrupted,
+        non_negative_float,
+        positive_float,
+        positive_int,
+        seed_value,
+        table_size,
+        unit_fraction,
+    )
+    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_env.rules import Rules
+    from spoilfive_integrations.opponents import resolve_opponents
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    print("cleanrl_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 
 @dataclass

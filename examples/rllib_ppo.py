@@ -22,48 +22,56 @@ through :func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-import ray
-import torch
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-from ray.tune.registry import register_env
+try:  # torch and the library take seconds to load: a Ctrl-C then is one line and exit 130, as later on
+    import ray
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+    from ray.tune.registry import register_env
 
-import agents
-import spoilfive_env
-import spoilfive_integrations
-from agents.evaluate import check_against_baselines, check_deal_count
-from agents.policy import network_too_large
-from agents.sharding import CONNECT_TIMEOUT_S, reachable
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import (
-    ArgumentParser,
-    ctrl_c_held,
-    exit_interrupted,
-    non_negative_int,
-    positive_float,
-    positive_int,
-    seed_value,
-    table_size,
-)
-from spoilfive_env.core import check_fits_in_memory, physical_memory
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.rllib import (
-    SHARED_POLICY,
-    SpoilFiveMultiAgentEnv,
-    masked_module_spec,
-    policy_agent,
-    shared_policy,
-)
+    import agents
+    import spoilfive_env
+    import spoilfive_integrations
+    from agents.evaluate import check_against_baselines, check_deal_count
+    from agents.policy import network_too_large
+    from agents.sharding import CONNECT_TIMEOUT_S, reachable
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cli import (
+        ArgumentParser,
+        ctrl_c_held,
+        exit_interrupted,
+        non_negative_int,
+        positive_float,
+        positive_int,
+        seed_value,
+        table_size,
+    )
+    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_integrations.rllib import (
+        SHARED_POLICY,
+        SpoilFiveMultiAgentEnv,
+        count_seats_that_did_not_act,
+        masked_module_spec,
+        policy_agent,
+        shared_policy,
+    )
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    print("rllib_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 ROUTES = ("batched", "pettingzoo")
 MAX_LOCAL_CPUS = 1024
 """The most CPUs a local Ray is started with (Ray fails to start a node that claims billions)."""
 MIN_TURNS = 3
-"""Rounds of the table a sample must span at least (``--batch-size`` over the games sampled), so that
-every seat of every game acts in it: RLlib sums each seat's sampled steps, and a seat that did not
-act in a sample counts as NaN and ends the run (found by trying: two rounds failed, three held)."""
+"""Rounds of the table a sample must span at least (``--batch-size`` over the games sampled). Below
+one round RLlib's learner can get an empty update and fail (``UnboundLocalError: ... loss_per_module``,
+Ray 2.60; found by trying: half a round failed, one round held); three keep a margin."""
 DECISION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one sampled decision of a training batch takes (observation, next observation, mask)."""
 
@@ -102,7 +110,7 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     if args.batch_size < least:
         parser.error(f"--batch-size {args.batch_size} is too small for {args.num_players} players, {games} game(s) an "
                      f"environment ({args.route} route) and {max(1, args.num_env_runners)} sampler(s): every seat of "
-                     f"every game must act in each sample (RLlib's per-seat step count turns NaN otherwise); give at "
+                     f"every game should act in each sample (RLlib's learner can fail on less); give at "
                      f"least {least:,} ({MIN_TURNS} x players x games x samplers)"
                      + (", or fewer --num-games" if args.route == "batched" else ""))
     memory = physical_memory()
@@ -162,6 +170,7 @@ def build_config(args) -> PPOConfig:
         .environment(env, env_config=env_config, disable_env_checking=args.route == "pettingzoo")
         # Count decisions, not RLlib env steps (a batched env step holds up to num_games decisions).
         .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=shared_policy, count_steps_by="agent_steps")
+        .callbacks(on_sample_end=count_seats_that_did_not_act)  # else a seat absent from a sample stops the run
         .rl_module(rl_module_spec=masked_module_spec(hidden=tuple(args.hidden)))
         .env_runners(num_env_runners=args.num_env_runners, num_cpus_per_env_runner=1)
         .training(train_batch_size_per_learner=args.batch_size, minibatch_size=args.minibatch_size,

@@ -19,22 +19,36 @@ At the end the policy plays one seat against ``random`` and ``spoiler`` tables t
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-import gymnasium
-import torch
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.vec_env import VecMonitor
+try:  # torch and the library take seconds to load: a Ctrl-C then is one line and exit 130, as later on
+    import gymnasium
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
 
-import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
-from agents.evaluate import check_against_baselines, check_deal_count
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, seed_value, table_size
-from spoilfive_env.core import check_fits_in_memory, physical_memory
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import Rules
-from spoilfive_integrations.opponents import resolve_opponents
-from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
+    import spoilfive_env  # noqa: F401  (registers "spoilfive/SpoilFive-v0")
+    from agents.evaluate import check_against_baselines, check_deal_count
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cli import (
+        ArgumentParser,
+        exit_interrupted,
+        non_negative_int,
+        positive_int,
+        seed_value,
+        table_size,
+    )
+    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_env.rules import Rules
+    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    print("sb3_maskable_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 ROUTES = ("batched", "single")
 BATCHED_STEPS = 64

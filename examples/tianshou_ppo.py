@@ -24,28 +24,35 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
 
-import numpy as np
-import torch
-from tianshou.algorithm import PPO
-from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
-from tianshou.algorithm.optim import AdamOptimizerFactory
-from tianshou.data import Collector, VectorReplayBuffer
-from tianshou.env import DummyVectorEnv, PettingZooEnv
-from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
-from torch import nn
+try:  # torch and the library take seconds to load: a Ctrl-C then is one line and exit 130, as later on
+    import numpy as np
+    import torch
+    from tianshou.algorithm import PPO
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
+    from torch import nn
 
-import spoilfive_env
-from agents.base import Agent
-from agents.evaluate import check_against_baselines, check_deal_count
-from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_DECISIONS_PER_HAND
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
-from spoilfive_env.core import physical_memory
-from spoilfive_env.observation import OBS_DIM
-from spoilfive_integrations.tianshou import SeatTrajectories
+    import spoilfive_env
+    from agents.base import Agent
+    from agents.evaluate import check_against_baselines, check_deal_count
+    from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cards import MAX_DECISIONS_PER_HAND
+    from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
+    from spoilfive_env.core import physical_memory
+    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_integrations.tianshou import SeatTrajectories
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    print("tianshou_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 TRANSITION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one transition of the replay buffer takes (observation and next observation with their masks)."""

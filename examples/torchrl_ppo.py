@@ -23,27 +23,34 @@ At the end the actor plays one seat against ``random`` and ``spoiler`` tables th
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-import numpy as np
-import torch
-from tensordict import TensorDict
-from tensordict.nn import TensorDictModule
-from torch import nn
-from torchrl.collectors import Collector
-from torchrl.envs.libs.pettingzoo import PettingZooWrapper
-from torchrl.envs.utils import MarlGroupMapType
-from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
-from torchrl.objectives import ClipPPOLoss, ValueEstimators
+try:  # torch and the library take seconds to load: a Ctrl-C then is one line and exit 130, as later on
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictModule
+    from torch import nn
+    from torchrl.collectors import Collector
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType
+    from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
+    from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
-import spoilfive_env
-from agents.base import Agent
-from agents.evaluate import check_against_baselines, check_deal_count
-from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
-from spoilfive_env.core import physical_memory
-from spoilfive_env.observation import OBS_DIM
+    import spoilfive_env
+    from agents.base import Agent
+    from agents.evaluate import check_against_baselines, check_deal_count
+    from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
+    from spoilfive_env.actions import NUM_ACTIONS
+    from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
+    from spoilfive_env.core import physical_memory
+    from spoilfive_env.observation import OBS_DIM
+except KeyboardInterrupt:
+    if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
+        raise
+    print("torchrl_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
+    raise SystemExit(130) from None
 
 GROUP = "agents"
 OBSERVATION = (GROUP, "observation", "observation")  # the AEC dict's "observation" entry

@@ -224,6 +224,22 @@ def shared_policy(agent_id, episode=None, **kwargs) -> str:
     return SHARED_POLICY
 
 
+def count_seats_that_did_not_act(*, metrics_logger, **kwargs) -> None:
+    """RLlib ``on_sample_end`` callback: a seat that acted in an earlier sample but not in this one
+    counts 0 steps, not NaN.
+
+    With ``count_steps_by="agent_steps"`` RLlib sums every agent id's sampled steps, and an id
+    seen before but absent from this sample reads NaN and stops training (``ValueError: cannot
+    convert float NaN to integer``; ray-project/ray#62635, open in Ray 2.60). Here the games of a
+    batch end their hands at different steps, so in a small sample some seats never act. Give it
+    as ``config.callbacks(on_sample_end=count_seats_that_did_not_act)``.
+    """
+    from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
+
+    for aid in list(metrics_logger.peek(NUM_AGENT_STEPS_SAMPLED, default={})):
+        metrics_logger.log_value((NUM_AGENT_STEPS_SAMPLED, aid), 0, reduce="sum")
+
+
 # ---------------------------------------------------------------------- the RLModule
 class SpoilFiveMaskedModule(TorchRLModule, ValueFunctionAPI):
     """Actor-critic over :class:`agents.policy.PolicyNet` that masks illegal actions.

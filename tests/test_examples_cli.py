@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -248,3 +249,27 @@ def test_ctrl_c_held_delivers_a_ctrl_c_at_the_block_end_and_a_second_one_at_once
     with ctrl_c_held():  # no Ctrl-C: nothing raised
         reached.append("quiet")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# Ctrl-C arrives while torch is still loading: an import hook raises it exactly there.
+_CTRL_C_WHILE_TORCH_LOADS = """
+import runpy, sys
+class CtrlCOnTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlCOnTorch())
+sys.argv = [{path!r}]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS))
+def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(name, tmp_path):
+    pytest.importorskip(NEEDS[name])
+    script = _CTRL_C_WHILE_TORCH_LOADS.format(path=str(ROOT / "examples" / f"{name}.py"))
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == INTERRUPTED, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines() == [f"{name}.py: stopped by Ctrl-C while starting up; nothing was run"]
+    assert not any(tmp_path.iterdir())

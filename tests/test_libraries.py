@@ -220,6 +220,33 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     assert env.illegal_actions == 1 and not terminateds["__all__"]
 
 
+def test_a_seat_absent_from_a_sample_counts_zero_steps_not_nan():
+    """ray-project/ray#62635: RLlib sums each agent id's sampled steps, and an id seen in an earlier
+    sample but absent from this one reads NaN, which stopped small-batch runs of the example."""
+    pytest.importorskip("ray.rllib")
+    from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
+    from ray.rllib.utils.metrics.metrics_logger import MetricsLogger
+
+    from spoilfive_integrations.rllib import count_seats_that_did_not_act
+
+    def second_sample(callback):
+        logger = MetricsLogger()
+        for aid in ("g0_p0", "g0_p1"):
+            logger.log_value((NUM_AGENT_STEPS_SAMPLED, aid), 1, reduce="sum")
+        logger.reduce()  # the end of the first sample
+        for _ in range(2):
+            logger.log_value((NUM_AGENT_STEPS_SAMPLED, "g0_p0"), 1, reduce="sum")  # g0_p1 does not act
+        if callback:
+            callback(metrics_logger=logger, env_runner=None, samples=[])
+        return {aid: float(stat) for aid, stat in logger.reduce()[NUM_AGENT_STEPS_SAMPLED].items()}
+
+    assert np.isnan(second_sample(None)["g0_p1"])  # RLlib's own count (what made int() fail)
+    assert second_sample(count_seats_that_did_not_act) == {"g0_p0": 2.0, "g0_p1": 0.0}
+    example = load_example("rllib_ppo")
+    config = example.build_config(example.parse_args([]))
+    assert config.callbacks_on_sample_end is count_seats_that_did_not_act
+
+
 def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_no_illegal_action():
     import ray
 

@@ -55,6 +55,29 @@ SPECIAL_ACTIONS = {"decline": DECLINE_ROB, "claim": CLAIM, "jink": JINK}
 SPECIAL_NAMES = {value: name for name, value in SPECIAL_ACTIONS.items()}
 
 
+INTERRUPTED = 130
+"""A command's exit status after a Ctrl-C (128 + SIGINT)."""
+
+CTRL_C_ON_TORCH = """import runpy, sys
+class CtrlCOnTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlCOnTorch())
+"""
+"""The start of a ``python -c`` script in which the first ``import torch`` raises ``KeyboardInterrupt``:
+a Ctrl-C exactly while torch loads."""
+
+
+def exit_status(main, argv) -> int:
+    """``main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would stop pytest)."""
+    try:
+        return main(argv)
+    except SystemExit as stop:
+        return stop.code
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C came out of the command: a traceback, and no exit status 130")
+
 def make_env(num_players: int, reward: str = "chips", mode: str = "hand", **rules):
     """The public AEC environment, imported late so card tests run without it."""
     from spoilfive_env import env

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import INTERRUPTED, exit_status
 
 from spoilfive_env import bench
 from spoilfive_env.actions import NUM_ACTIONS
@@ -193,18 +194,6 @@ def test_docstring_examples_run():
 
 
 # ---------------------------------------------------------------- Ctrl-C: what was measured is printed, exit 130
-INTERRUPTED = 130
-
-
-def exit_status(argv) -> int:
-    """``bench.main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would
-    stop pytest)."""
-    try:
-        return bench.main(argv)
-    except SystemExit as stop:
-        return stop.code
-    except KeyboardInterrupt:
-        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
 
 
 def stopped_line(error: str) -> str:
@@ -234,7 +223,7 @@ def interrupt_core_measurement(monkeypatch, made: int):
 
 def test_ctrl_c_prints_the_measurements_made_then_one_line(monkeypatch, capsys):
     interrupt_core_measurement(monkeypatch, 3)  # 3 players at B=2 and B=8, 5 players at B=2; Ctrl-C at B=8
-    assert exit_status(["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01"]) == INTERRUPTED
+    assert exit_status(bench.main, ["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert stopped_line(captured.err) == "Ctrl-C: benchmark stopped; the measurements it had finished are above"
     table = captured.out.splitlines()
@@ -244,7 +233,8 @@ def test_ctrl_c_prints_the_measurements_made_then_one_line(monkeypatch, capsys):
     assert "observation of the player to act" not in captured.out and "AEC" not in captured.out  # not begun
 
     interrupt_core_measurement(monkeypatch, 3)
-    assert exit_status(["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01", "--json"]) == INTERRUPTED
+    argv = ["--players", "3,5", "--batch-sizes", "2,8", "--seconds", "0.01", "--json"]
+    assert exit_status(bench.main, argv) == INTERRUPTED
     report = json.loads(capsys.readouterr().out)
     assert report["interrupted"] is True
     assert [(r["num_players"], r["batch_size"]) for r in report["results"]] == [(3, 2), (3, 8), (5, 2)]
@@ -252,7 +242,7 @@ def test_ctrl_c_prints_the_measurements_made_then_one_line(monkeypatch, capsys):
 
 def test_ctrl_c_before_the_first_measurement_reports_nothing(monkeypatch, capsys):
     interrupt_core_measurement(monkeypatch, 0)
-    assert exit_status(["--players", "3", "--batch-sizes", "2", "--seconds", "0.01"]) == INTERRUPTED
+    assert exit_status(bench.main, ["--players", "3", "--batch-sizes", "2", "--seconds", "0.01"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "before any measurement finished, nothing to report" in stopped_line(captured.err)
@@ -299,7 +289,7 @@ def test_ctrl_c_in_peers_prints_the_comparison_so_far(monkeypatch, capsys):
 
     real = bench.compare
     monkeypatch.setattr(bench, "compare", lambda **kwargs: real(_fake_comparisons()[:2], measure=measure, **kwargs))
-    assert exit_status(["--peers", "--rounds", "2", "--seconds", "0.1"]) == INTERRUPTED
+    assert exit_status(bench.main, ["--peers", "--rounds", "2", "--seconds", "0.1"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert "| one game | 150/s | Fake | 150/s | 1.00 (1.00-1.00), 1 of 2 rounds (Ctrl-C) |" in captured.out
     assert "Fake batch" not in captured.out
@@ -316,7 +306,7 @@ def test_ctrl_c_in_the_profile_prints_the_parts_timed(monkeypatch, capsys):
         return {f"observation B={batch_size}": 1.5, f"legal mask B={batch_size}": 2.5}
 
     monkeypatch.setattr(bench, "_profile_batch", profile_batch)
-    assert exit_status(["--profile"]) == INTERRUPTED
+    assert exit_status(bench.main, ["--profile"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert [line.split() for line in captured.out.splitlines()] == [["observation", "B=1", "1.5", "us"],
                                                                     ["legal", "mask", "B=1", "2.5", "us"]]
@@ -325,6 +315,6 @@ def test_ctrl_c_in_the_profile_prints_the_parts_timed(monkeypatch, capsys):
 
 def test_ctrl_c_in_a_peers_worker_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(bench, "_worker_main", ctrl_c)
-    assert exit_status(["--worker", "ours:core", "--seconds", "0.05"]) == INTERRUPTED
+    assert exit_status(bench.main, ["--worker", "ours:core", "--seconds", "0.05"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert captured.out == "" and stopped_line(captured.err) == "Ctrl-C: measurement stopped, nothing reported"

@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import CTRL_C_ON_TORCH, INTERRUPTED, exit_status
 
 import agents.evaluate as tournament
 from agents.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
-INTERRUPTED = 130
 
 
 def assert_one_line(stderr: str, *words: str) -> None:
@@ -26,15 +26,6 @@ def assert_one_line(stderr: str, *words: str) -> None:
     for word in words:
         assert word in lines[0], (word, lines[0])
 
-
-def exit_status(main, argv) -> int:
-    """``main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would stop pytest)."""
-    try:
-        return main(argv)
-    except SystemExit as stop:
-        return stop.code
-    except KeyboardInterrupt:
-        pytest.fail("the Ctrl-C came out of the command: a traceback")
 
 
 def interrupt_tournament(monkeypatch, call: int) -> None:
@@ -152,14 +143,7 @@ def test_ctrl_c_while_timing_decisions_is_one_line(monkeypatch, capsys):
 
 # Ctrl-C arrives while torch is still loading: an import hook raises it exactly there. Imported by
 # a program, the module lets the Ctrl-C through to it; run as a command, it is one line and 130.
-_CTRL_C_WHILE_TORCH_LOADS = """
-import runpy, sys
-class CtrlCOnTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch":
-            raise KeyboardInterrupt
-sys.meta_path.insert(0, CtrlCOnTorch())
-try:
+_CTRL_C_WHILE_TORCH_LOADS = CTRL_C_ON_TORCH + """try:
     import {module}
 except KeyboardInterrupt:
     print("imported: KeyboardInterrupt")

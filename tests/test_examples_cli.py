@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import CTRL_C_ON_TORCH, INTERRUPTED, ROOT, exit_status
 
 NEEDS = {"cleanrl_ppo": "torch.utils.tensorboard", "sb3_maskable_ppo": "sb3_contrib", "tianshou_ppo": "tianshou",
          "torchrl_ppo": "torchrl", "rllib_ppo": "ray.rllib"}
@@ -96,18 +96,8 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, f
 
 
 # ---------------------------------------------------------------------------------------------- Ctrl-C
-INTERRUPTED = 130
 NOTHING_SAVED = "Ctrl-C: run stopped, nothing saved (this example saves no model)"
 
-
-def exit_status(main, argv) -> int:
-    """``main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would stop pytest)."""
-    try:
-        return main(argv)
-    except SystemExit as stop:
-        return stop.code
-    except KeyboardInterrupt:
-        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
 
 
 def ctrl_c(*args, **kwargs):
@@ -252,14 +242,7 @@ def test_ctrl_c_held_delivers_a_ctrl_c_at_the_block_end_and_a_second_one_at_once
 
 
 # Ctrl-C arrives while torch is still loading: an import hook raises it exactly there.
-_CTRL_C_WHILE_TORCH_LOADS = """
-import runpy, sys
-class CtrlCOnTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch":
-            raise KeyboardInterrupt
-sys.meta_path.insert(0, CtrlCOnTorch())
-sys.argv = [{path!r}]
+_CTRL_C_WHILE_TORCH_LOADS = CTRL_C_ON_TORCH + """sys.argv = [{path!r}]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 

@@ -22,7 +22,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import edited_checkpoint, interrupt_training, load_script, random_legal
+from conftest import CTRL_C_ON_TORCH, edited_checkpoint, interrupt_training, load_script, random_legal
 
 from agents import load_agent, shipped_checkpoints  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
@@ -171,14 +171,7 @@ def test_resume_continues_the_run(smoke_run, tmp_path):
 
 
 # Ctrl-C arrives while torch is still loading: an import hook raises it exactly there.
-_CTRL_C_DURING_IMPORT = """
-import runpy, sys
-class CtrlCOnTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch":
-            raise KeyboardInterrupt
-sys.meta_path.insert(0, CtrlCOnTorch())
-sys.argv = ["train.py", "--time-limit", "1"]
+_CTRL_C_DURING_IMPORT = CTRL_C_ON_TORCH + """sys.argv = ["train.py", "--time-limit", "1"]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 

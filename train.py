@@ -83,7 +83,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     )
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
-    from spoilfive_env.cli import ArgumentParser
+    from spoilfive_env.cli import ArgumentParser, unwritable
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
@@ -208,14 +208,18 @@ PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's 
 CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
 MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
 MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
+MAX_LEARNING_RATE = 1.0  # an Adam step moves each weight by about the learning rate: above 1 only diverges
+# The largest --clip-coef, --ent-coef and --vf-coef: at a million the term already leaves the others nothing (or
+# clips nothing); far larger ones overflow the loss's 32-bit arithmetic (a traceback, or a network of NaN).
+MAX_COEF = 1_000_000
 # (smallest, largest) allowed value of each numeric option; None: no bound on that side.
 RANGES = {
-    "seed": (0, MAX_SEED), "learning_rate": (0.0, None), "torch_threads": (0, os.cpu_count() or 1),
+    "seed": (0, MAX_SEED), "learning_rate": (0.0, MAX_LEARNING_RATE), "torch_threads": (0, os.cpu_count() or 1),
     "total_decisions": (1, None), "time_limit": (0.0, None),
     "min_players": (MIN_PLAYERS, MAX_PLAYERS), "max_players": (MIN_PLAYERS, MAX_PLAYERS),
     "num_games": (1, None), "hands_per_game": (1, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
-    "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, None), "ent_coef": (0.0, None),
-    "vf_coef": (0.0, None), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
+    "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, MAX_COEF), "ent_coef": (0.0, MAX_COEF),
+    "vf_coef": (0.0, MAX_COEF), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
     "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, MAX_DEALS),
     "final_eval_deals": (0, MAX_DEALS), "save_every": (1, None), "workers": (1, None),
 }
@@ -299,8 +303,10 @@ def check_args(args: Args) -> None:
         value = getattr(args, name)
         if not (math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high)) \
                 or (name in ABOVE_ZERO and value <= 0):
-            allowed = (f"{number(low)} to {number(high)}" if high is not None else
-                       f"above {number(low)}" if name in ABOVE_ZERO else f"at least {number(low)}")
+            if name in ABOVE_ZERO:
+                allowed = f"above {number(low)}" + (f", at most {number(high)}" if high is not None else "")
+            else:
+                allowed = f"{number(low)} to {number(high)}" if high is not None else f"at least {number(low)}"
             finite = "" if math.isfinite(value) else "a finite number, "
             raise ValueError(f"{flag(name)} {value} is not allowed: it must be {finite}{allowed}")
     if args.min_players > args.max_players:
@@ -334,8 +340,8 @@ def check_args(args: Args) -> None:
         if text and (text != text.strip() or len(text) > MAX_NAME):
             raise ValueError(f"{flag(name)} {text!r} is not allowed: a name without spaces at either end, "
                              f"at most {MAX_NAME} characters (it names a folder)")
-    if not args.runs_dir:
-        raise ValueError("--runs-dir is empty: give a folder (default runs)")
+    if not args.runs_dir.strip():
+        raise ValueError(f"--runs-dir {args.runs_dir!r} is empty: give a folder (default runs)")
     needed, memory = rollout_bytes(args), physical_memory()
     if memory and needed > memory:
         raise ValueError(f"--num-games {args.num_games} with --hands-per-game {args.hands_per_game} needs about "
@@ -404,10 +410,14 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
 def parse_weights(text: str) -> np.ndarray:
     """``--league`` text (``KIND=WEIGHT,...``) as probabilities over :data:`TABLE_KINDS`."""
     weights = np.zeros(len(TABLE_KINDS))
+    given = set()
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or name.strip() not in TABLE_KINDS:
             raise ValueError(f"--league item {item!r} must be KIND=WEIGHT with KIND one of {', '.join(TABLE_KINDS)}")
+        if name.strip() in given:
+            raise ValueError(f"--league {text!r}: {name.strip()} is given more than once; give each kind once")
+        given.add(name.strip())
         try:
             weights[TABLE_KINDS.index(name.strip())] = float(value)
         except ValueError:
@@ -561,6 +571,9 @@ def main(argv=None) -> dict:
     args, given = parse_command_line(argv)
     run_name = args.run_name or f"{args.exp_name}-s{args.seed}"
     run_dir = Path(args.runs_dir) / run_name
+    why = unwritable(run_dir, folder=True)  # asked now, before a Ray cluster or a checkpoint is loaded
+    if why:
+        fail(f"--runs-dir {args.runs_dir!r}: the run's folder {run_dir} cannot be written: {why}")
     checkpoint_path = run_dir / "checkpoint.pt"
     progress = {"iteration": 0, "decisions": 0, "trained": 0, "seconds": 0.0}
     resumed = None

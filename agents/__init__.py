@@ -88,10 +88,15 @@ def _refuse_unknown_options(kind: type[Agent], options: dict, what: str) -> None
                          + (f"it takes {', '.join(listed)}" if listed else "it takes none"))
 
 
+def _checkpoint_options_refused(path: str, options) -> ValueError:
+    """The error for options given to a checkpoint, which is played as saved: greedily, on the CPU."""
+    return ValueError(f"bad options for checkpoint {path!r}: {', '.join(map(repr, options))}; a checkpoint agent "
+                      "takes no options but seed= (agents.policy.load_policy_agent takes greedy= and device=)")
+
+
 def _load_checkpoint(path: str, seed: int | None, options: dict) -> Agent:
-    if options:  # a checkpoint is played as saved: greedily, on the CPU
-        raise ValueError(f"bad options for checkpoint {path!r}: {', '.join(map(repr, options))}; a checkpoint agent "
-                         "takes no options but seed= (agents.policy.load_policy_agent takes greedy= and device=)")
+    if options:
+        raise _checkpoint_options_refused(path, options)
     from .policy import load_policy_agent  # lazy: only checkpoints need torch
 
     parameters = inspect.signature(load_policy_agent).parameters
@@ -167,6 +172,11 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     checkpoint = CHECKPOINT_DIR / f"{spec}.pt"
     if checkpoint.is_file():
         return _load_checkpoint(str(checkpoint), seed, options)
+    if option_texts:  # "ppo:greedy=false": a checkpoint with options, not an unknown agent
+        shipped = CHECKPOINT_DIR / f"{name}.pt"
+        path = str(shipped) if shipped.is_file() else name if os.path.isfile(name) else None
+        if path is not None:
+            raise _checkpoint_options_refused(path, [text.partition("=")[0].strip() for text in option_texts])
     if os.path.isdir(spec):
         raise ValueError(f"agent {spec!r} is a folder: give a checkpoint's .pt file (a run's agent.pt), or a name")
     shipped = shipped_checkpoints()

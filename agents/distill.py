@@ -219,6 +219,15 @@ def fit_to_search(net, data: dict[str, np.ndarray], tau: float = 0.1, epochs: in
 MIN_HANDS = 6
 """The fewest hands a distillation takes (deals x table size, over the sizes): a hand gives a few
 searched decisions, at least one of which is held out to measure the fit on."""
+MAX_EPOCHS = 10_000
+"""The most passes ``--epochs`` takes: far more than a fit needs (10 by default); a count past 2**63
+would end the fit in a traceback (its progress bar takes the count's length)."""
+MAX_LR = 1.0
+"""The largest ``--lr``: an Adam step moves each weight by about the learning rate, so above 1 the fit
+throws the network away (and far above it Adam's arithmetic overflows)."""
+MIN_TAU = 1e-6
+"""The smallest ``--tau``, chips: at a millionth of a chip the targets are already the search's best
+action alone, and far smaller ones divide the values by zero in 32-bit floats (NaN targets)."""
 
 
 def main(argv=None) -> int:
@@ -242,10 +251,21 @@ def main(argv=None) -> int:
                         help=f"deals sampled per decision (default: the expert's own, {DEFAULT_SAMPLES} for "
                              f"pimc_ppo and {PIMC_SAMPLES} for pimc)")
     parser.add_argument("--data", default="runs/distill", help="where the search targets are kept and reused")
-    parser.add_argument("--tau", type=positive_float, default=0.1, help="temperature of the targets, chips")
-    parser.add_argument("--epochs", type=positive_int, default=10, help="passes over the decisions")
-    parser.add_argument("--lr", type=positive_float, default=1e-3, help="Adam's learning rate")
+    parser.add_argument("--tau", type=positive_float, default=0.1,
+                        help=f"temperature of the targets, chips, at least {MIN_TAU:g} (default 0.1)")
+    parser.add_argument("--epochs", type=positive_int, default=10,
+                        help=f"passes over the decisions, 1 to {MAX_EPOCHS:,} (default 10)")
+    parser.add_argument("--lr", type=positive_float, default=1e-3,
+                        help=f"Adam's learning rate, above 0, at most {MAX_LR:g} (default 0.001)")
     args = parser.parse_args(argv)
+    if args.epochs > MAX_EPOCHS:
+        parser.error(f"--epochs {args.epochs} is not allowed: give at most {MAX_EPOCHS:,} passes")
+    if args.lr > MAX_LR:
+        parser.error(f"--lr {args.lr:g} is not allowed: give a learning rate above 0, at most {MAX_LR:g}")
+    if args.tau < MIN_TAU:
+        parser.error(f"--tau {args.tau:g} is not allowed: give a temperature of at least {MIN_TAU:g} chips")
+    if not args.data.strip():
+        parser.error(f"--data {args.data!r}: give a folder for the search targets (default runs/distill)")
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r}: give a path ending in .pt")
     if Path(args.out).is_dir():

@@ -58,7 +58,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, rule_option
+from spoilfive_env.cli import ArgumentParser, comma_items, exit_interrupted, non_negative_int, positive_int, rule_option
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
@@ -699,7 +699,10 @@ def main(argv=None) -> int:
                              name="a core batch of")
     except ValueError as error:
         parser.error(f"--batch-size {args.batch_size} with --deals {args.deals}: {error}")
-    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
+    try:
+        specs = comma_items(args.agents)
+    except ValueError as error:
+        parser.error(f"--agents {error}")
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
     if len(specs) > args.players:

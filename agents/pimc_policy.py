@@ -30,7 +30,7 @@ most this many tricks left, each action's value in a sampled deal is its max-n v
 the whole game tree, every player playing perfectly for himself on that deal, instead of a
 rollout; 0: never), ``search_from_trick`` (decisions of earlier tricks are the policy's
 alone; 1: search every trick), ``win_weight`` (extra weight of the searcher's own wins in
-the rollout and ``exact_tricks`` values, at least 0; 0: plain equity), ``loss_weight`` (the
+the rollout and ``exact_tricks`` values, 0 to a million; 0: plain equity), ``loss_weight`` (the
 same for the others' wins), ``jink_confidence`` (jink only when the jink succeeds in at
 least this share of the sampled deals, else claim: a pool in hand counts for more in the pool
 share than the jink's bonus; 0: by value alone), ``inner_samples`` (recursive search: in each
@@ -90,9 +90,15 @@ def _checked_number(name: str, value, allowed: str, high: float = np.inf) -> flo
     return number
 
 
-def _outcome_weight(name: str, value) -> float:
-    """A checked ``win_weight`` or ``loss_weight``: a finite number of at least 0."""
-    return _checked_number(name, value, "a finite number of at least 0")
+MAX_WEIGHT = 1_000_000
+"""The largest ``prior``, ``win_weight`` and ``loss_weight``. At a million that term already decides
+alone (the values of a hand's actions differ by fractions of a chip); a far larger weight would carry
+the search's sums past the largest float, leaving no action to choose."""
+
+
+def _weight(name: str, value) -> float:
+    """A checked ``prior``, ``win_weight`` or ``loss_weight``: a number from 0 to :data:`MAX_WEIGHT`."""
+    return _checked_number(name, value, f"a finite number from 0 to {MAX_WEIGHT:,}", high=MAX_WEIGHT)
 
 
 def _observe_rows(core, rows: np.ndarray) -> np.ndarray:
@@ -146,9 +152,7 @@ class PolicyPIMCAgent(PIMCAgent):
             except (ValueError, OSError) as error:
                 raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}, or "
                                  f"a policy checkpoint (a shipped name or a path) that plays them ({error})") from None
-        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior >= 0:
-            raise ValueError(f"prior={prior!r} is not allowed: it must be a number of at least 0")
-        self.prior = float(prior)
+        self.prior = _weight("prior", prior)
         if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, (int, np.integer)) \
                 or not 0 <= exact_tricks <= MAX_EXACT_TRICKS:
             raise ValueError(f"exact_tricks={exact_tricks!r} is not allowed: it must be an integer "
@@ -159,8 +163,8 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
                              f"integer from 1 to {TRICKS}")
         self.search_from_trick = int(search_from_trick)
-        self.win_weight = _outcome_weight("win_weight", win_weight)
-        self.loss_weight = _outcome_weight("loss_weight", loss_weight)
+        self.win_weight = _weight("win_weight", win_weight)
+        self.loss_weight = _weight("loss_weight", loss_weight)
         self.jink_confidence = _checked_number(
             "jink_confidence", jink_confidence,
             "a number from 0 to 1 (the least share of sampled deals in which a jink must succeed)", high=1)

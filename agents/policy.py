@@ -404,7 +404,8 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     """Rebuild the network of a checkpoint strictly. Returns ``(net, checkpoint dict)``."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"no checkpoint file at {path}")
+        raise CheckpointError(f"no checkpoint file at {path}: give a checkpoint's path or the name of one shipped "
+                              f"in agents/checkpoints ({', '.join(shipped_checkpoints()) or 'none'})")
     try:
         with warnings.catch_warnings():  # junk bytes can look like a foreign pickle protocol: refused below anyway
             warnings.simplefilter("ignore")
@@ -583,9 +584,6 @@ def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
     """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file."""
     path = resolve_checkpoint(path)
-    if not path.is_file():
-        raise CheckpointError(f"no checkpoint file at {path}: give a checkpoint's path or the name of one shipped "
-                              f"in agents/checkpoints ({', '.join(shipped_checkpoints()) or 'none'})")
-    net, data = load_checkpoint(path, map_location=device)
+    net, data = load_checkpoint(path, map_location=device)  # no such file: says which are shipped
     name = path.stem if path.parent == CHECKPOINT_DIR else str(path)
     return PolicyAgent(net, seed, greedy=greedy, name=name, device=device)

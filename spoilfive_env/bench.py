@@ -658,15 +658,15 @@ def main(argv=None) -> int:
                              f"{QUICK_SECONDS:g} with --quick)")
     parser.add_argument("--quick", action="store_true", help="a very short run of every measurement (for tests)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
-    parser.add_argument("--players", type=table_sizes, default=list(PLAYERS),
+    parser.add_argument("--players", type=table_sizes, default=None,
                         help="comma-separated table sizes (default 2,4,6,10)")
-    parser.add_argument("--batch-sizes", type=positive_ints, default=list(BATCH_SIZES),
+    parser.add_argument("--batch-sizes", type=positive_ints, default=None,
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and the random actions")
     parser.add_argument("--peers", action="store_true",
                         help="measure beside the installed peers (PettingZoo classic, Pgx, OpenSpiel: the "
                              "'peers' extra), each side in its own process, alternating, and print the ratios")
-    parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
+    parser.add_argument("--rounds", type=positive_int, default=None,
                         help=f"rounds of --peers (default {DEFAULT_ROUNDS})")
     parser.add_argument("--profile", action="store_true",
                         help="CPU microseconds per call of the observation, the legal mask and the step "
@@ -674,12 +674,24 @@ def main(argv=None) -> int:
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # one measurement, for --peers' subprocesses
     parser.add_argument("--worker-cpu", type=non_negative_int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.peers and args.profile:
+        parser.error("--peers and --profile are two different runs: give one of them")
+    run_of = "--peers" if args.peers else "--profile" if args.profile else None
+    for option, value in (("--players", args.players), ("--batch-sizes", args.batch_sizes)):
+        if value is not None and run_of:  # it would be ignored
+            parser.error(f"{option} is for the default measurements; {run_of} measures at its own table size and "
+                         f"batches ({PEER_PLAYERS} players, B=1 and {PEER_BATCH}): leave {option} out")
+    if args.rounds is not None and not args.peers:
+        parser.error("--rounds is for --peers: add --peers, or leave --rounds out")
+    players = args.players or list(PLAYERS)
+    batch_sizes = args.batch_sizes or list(BATCH_SIZES)
+    rounds = args.rounds or DEFAULT_ROUNDS
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
     if not math.isfinite(seconds) or not 0 < seconds <= MAX_SECONDS:  # nan or inf would never end a measurement
         parser.error(f"--seconds {seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
-    for b in args.batch_sizes:
+    for b in batch_sizes:
         try:  # refused now, not after the other measurements
-            check_fits_in_memory(b, max(args.players))
+            check_fits_in_memory(b, max(players))
         except ValueError as error:
             parser.error(f"--batch-sizes: {error}")
     if args.worker:
@@ -696,9 +708,9 @@ def main(argv=None) -> int:
         if args.profile:
             report = profile(seconds=seconds)
         elif args.peers:
-            report = compare(rounds=args.rounds, seconds=seconds, seed=args.seed, log=log)
+            report = compare(rounds=rounds, seconds=seconds, seed=args.seed, log=log)
         else:
-            report = run(args.players, args.batch_sizes, seconds, args.seed)
+            report = run(players, batch_sizes, seconds, args.seed)
     except BenchInterrupted as stopped:  # minutes of measurements are not thrown away
         print(json.dumps(stopped.partial, indent=2) if args.json else show(stopped.partial), flush=True)
         exit_interrupted("Ctrl-C: benchmark stopped; the measurements it had finished are above")

@@ -89,10 +89,27 @@ def positive_ints(text: str) -> list[int]:
 
 
 def _int_list(text: str, what: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",")]
+    if any(parts) and not all(parts):  # "3,,4" or "3,": a number left out, not one to skip
+        raise argparse.ArgumentTypeError(f"{text!r}: an empty item; give comma-separated {what}")
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        return [int(part) for part in parts if part]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {what}") from None
+
+
+def comma_items(text: str) -> list[str]:
+    """The items of a comma-separated list (agents by seat, ``random,greedy``), stripped.
+
+    Raises:
+        ValueError: an empty item among others (``random,,greedy``: an entry left out, which would
+            move every later one to another seat). No item at all gives ``[]``, which the caller
+            refuses in its own words.
+    """
+    items = [item.strip() for item in text.split(",")]
+    if any(items) and not all(items):
+        raise ValueError(f"{text!r}: an empty item; give comma-separated entries, e.g. spoiler,greedy")
+    return [item for item in items if item]
 
 
 def positive_float(text: str) -> float:

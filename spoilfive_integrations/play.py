@@ -38,12 +38,13 @@ from spoilfive_env.cards import (
     card_index,
     card_str,
 )
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, table_size
+from spoilfive_env.cli import ArgumentParser, comma_items, exit_interrupted, non_negative_int, positive_int, table_size
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
 from spoilfive_env.env import raw_env, render_table
 from spoilfive_env.rules import PRESETS, make_rules
 
 GAME = 0  # the terminal game is game 0 of its environment's core
+MOVE_DIGITS = 20  # a typed number longer than this is no move's (there are at most 107 moves)
 
 
 class Quit(Exception):
@@ -145,11 +146,11 @@ def parse_move(text: str, legal: list[int], phase: int, why=None) -> int:
         return ValueError(f"{move} is not allowed: {why(action)}" if why is not None else
                           f"{move} is not a legal move now")
 
-    if text.isdigit():
-        number = int(text)
-        if 1 <= number <= len(legal):
+    if text.isdecimal():  # not isdigit(): "²" is a digit that int() refuses
+        number = int(text) if len(text) <= MOVE_DIGITS else None  # int() refuses 4,300 digits and more
+        if number is not None and 1 <= number <= len(legal):
             return legal[number - 1]
-        raise ValueError(f"{number} is not one of the numbered moves 1-{len(legal)}")
+        raise ValueError(f"{text if number is None else number} is not one of the numbered moves 1-{len(legal)}")
     if lowered in ("d", "decline", "n", "no"):
         if DECLINE_ROB in legal:
             return DECLINE_ROB
@@ -314,7 +315,10 @@ def main(argv=None) -> int:
         parser.error(f"--hands: {error}")
     if args.seat >= args.players:
         parser.error(f"--seat {args.seat} is not allowed: at {args.players} players the seats are 0-{args.players - 1}")
-    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    try:
+        specs = comma_items(args.opponents)
+    except ValueError as error:
+        parser.error(f"--opponents {error}")
     if not specs:
         parser.error("--opponents needs at least one agent")
     if len(specs) > args.players - 1:

@@ -185,6 +185,8 @@ def test_the_sb3_policy_agent_checks_its_batch_like_every_agent():
     ("pimc", {"depth": 2}, "'depth' is not one of its options; it takes samples, rollout, max_rows$"),
     ("greedy", {"rules": Rules()}, "'rules' is not one of its options; it takes none"),
     ("pimc_ppo:policy=nobody", {}, "no checkpoint file .*nobody.pt: .*shipped in agents/checkpoints \\(.*ppo"),
+    # a shipped checkpoint's name with options: was "unknown agent 'ppo:greedy=false'"
+    ("ppo:greedy=false", {}, "bad options for checkpoint .*ppo.pt': 'greedy'; a checkpoint agent takes no options"),
 ], ids=lambda value: value if isinstance(value, str) else None)
 def test_load_agent_refuses_options_the_agent_does_not_take(spec, options, says):
     with pytest.raises(ValueError, match=says):
@@ -196,6 +198,8 @@ def test_a_checkpoint_path_takes_no_options_and_an_agent_object_none(tmp_path):
     path.write_bytes(agents.CHECKPOINT_DIR.joinpath("ppo.pt").read_bytes())
     with pytest.raises(ValueError, match="'foo'; a checkpoint agent takes no options"):
         load_agent(str(path), foo=3)
+    with pytest.raises(ValueError, match="'foo'; a checkpoint agent takes no options"):
+        load_agent(f"{path}:foo=3")  # options in the spec, after the path
     assert load_agent(str(path)).name == str(path)
     with pytest.raises(ValueError, match="is an agent already: it takes no options, got 'samples'"):
         load_agent(load_agent("greedy"), samples=3)

@@ -9,7 +9,9 @@ exits before ``main`` does any work. That keeps the file near half a minute.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +129,42 @@ def test_train_refuses_every_option_out_of_its_range(train, tmp_path, capsys):
         assert not (tmp_path / "runs").exists(), args
 
 
+TRAIN_CHECKED = [
+    ("clip_coef", 1e308, "--clip-coef 1e+308 is not allowed: it must be above 0, at most 1,000,000"),
+    ("ent_coef", 1e308, "--ent-coef 1e+308 is not allowed: it must be 0 to 1,000,000"),
+    ("vf_coef", 1e7, "--vf-coef 10000000.0 is not allowed: it must be 0 to 1,000,000"),
+    ("learning_rate", 1e308, "--learning-rate 1e+308 is not allowed: it must be above 0, at most 1"),
+    ("learning_rate", 0.0, "--learning-rate 0.0 is not allowed: it must be above 0, at most 1"),
+    ("league", "self=1,self=2", "--league 'self=1,self=2': self is given more than once"),
+    ("runs_dir", " ", "--runs-dir ' ' is empty"),
+]
+
+
+@pytest.mark.parametrize("name, value, says", TRAIN_CHECKED, ids=[f"{n}={v}" for n, v, _ in TRAIN_CHECKED])
+def test_train_refuses_values_its_arithmetic_cannot_hold_a_repeated_league_kind_and_a_blank_runs_dir(train, name,
+                                                                                                     value, says):
+    """--clip-coef 1e308 ended the first update in a traceback; --ent-coef, --vf-coef and --learning-rate
+    1e308 trained a network of NaN and exited 0; a repeated --league kind kept its last weight; --runs-dir ' '
+    made a folder named ' '."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        train.check_args(dataclasses.replace(train.Args(), **{name: value}))
+
+
+def test_train_takes_the_largest_allowed_values(train):
+    train.check_args(dataclasses.replace(train.Args(), learning_rate=1.0, clip_coef=1e6, ent_coef=1e6, vf_coef=1e6))
+
+
+def test_train_refuses_a_runs_dir_it_cannot_write_in_its_own_words(train, tmp_path, capsys):
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    with pytest.raises(SystemExit) as stopped:
+        train.main(["--runs-dir", str(afile / "runs")])
+    assert stopped.value.code == BAD_USAGE
+    assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, f"--runs-dir '{afile / 'runs'}'",
+                            f"{afile} is a file, so no folder can be made in it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 def test_train_resume_without_a_checkpoint_is_one_line(tmp_path):
     result = run([str(ROOT / "train.py"), "--runs-dir", "runs", "--run-name", "nothing-here", "--resume"], tmp_path)
     assert_one_line_refusal(result.stderr, result.returncode, "--resume", "no checkpoint")
@@ -158,6 +196,10 @@ EVALUATE_CASES = [
     (["--players", "4"], ["--agents"]),
     (["--agents", "random", "--paired-with", "nobody"], ["--paired-with", "unknown agent"]),
     (["--agents", "random", "--paired-with", " "], ["--paired-with", "give an agent"]),
+    (["--agents", "random,,greedy", "--players", "3"], ["--agents 'random,,greedy': an empty item"]),
+    (["--agents", "ppo:greedy=false"], ["--agents", "checkpoint", "'greedy'", "a checkpoint agent takes no options"]),
+    (["--agents", "pimc_ppo:prior=inf"], ["--agents", "prior=inf is not allowed", "from 0 to 1,000,000"]),
+    (["--agents", "pimc_ppo:loss_weight=1e308"], ["--agents", "loss_weight=1e+308", "from 0 to 1,000,000"]),
 ]
 
 
@@ -180,6 +222,12 @@ BENCH_CASES = [
     (["--players", "1"], ["--players", "2-10"]), (["--players", "4,x"], ["--players"]),
     (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
     (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
+    (["--players", "3,,4"], ["--players", "'3,,4': an empty item"]), (["--batch-sizes", "64,"], ["an empty item"]),
+    # a flag the run asked for would not use: refused, not ignored
+    (["--profile", "--peers"], ["--peers and --profile", "give one of them"]),
+    (["--profile", "--players", "3"], ["--players is for the default measurements", "--profile", "4 players"]),
+    (["--peers", "--batch-sizes", "64"], ["--batch-sizes is for the default measurements", "--peers"]),
+    (["--rounds", "3"], ["--rounds is for --peers"]),
 ]
 
 
@@ -204,6 +252,7 @@ PLAY_CASES = [
     (["--players", "3", "--opponents", "random,greedy,spoiler"], ["--opponents", "2 other seats"]),
     (["--hands", "0"], ["--hands"]), (["--preset", "casino"], ["--preset", "default, hoyle"]),
     (["--seed", "x"], ["--seed", "whole number"]),
+    (["--players", "4", "--opponents", "random,,greedy"], ["--opponents 'random,,greedy': an empty item"]),
 ]
 
 

@@ -108,8 +108,17 @@ def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys
     (["--out", "x.pt", "--players", "3", "--deals", "0"], "whole numbers of at least 1"),
     (["--out", "x.pt", "--players", "3,4", "--deals", "5,2000000"], "at most 1,000,000"),
     (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
+    (["--out", "x.pt", "--policy", "no-such-policy"], "give a checkpoint's path or the name of one shipped in "
+                                                      "agents/checkpoints (ppo"),
     (["--out", "x.pt", "--tau", "0"], "--tau"),
     (["--out", "x.pt", "--expert", "ppo"], "invalid choice: 'ppo'"),
+    # values the fit cannot hold: a traceback (--epochs, --lr) or a checkpoint of NaN (--lr, --tau), after the search
+    (["--out", "x.pt", "--players", "3", "--deals", "2", "--epochs", "99999999999999999999"],
+     "--epochs 99999999999999999999 is not allowed: give at most 10,000"),
+    (["--out", "x.pt", "--players", "3", "--deals", "2", "--lr", "1e308"], "--lr 1e+308 is not allowed: give a "
+                                                                           "learning rate above 0, at most 1"),
+    (["--out", "x.pt", "--players", "3", "--deals", "2", "--tau", "1e-320"], "is not allowed: give a temperature "
+                                                                             "of at least 1e-06 chips"),
 ])
 def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
@@ -118,6 +127,16 @@ def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
     error = capsys.readouterr().err
     assert message in error and len(error.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing searched, nothing written
+
+
+@pytest.mark.parametrize("data", ["", " "])
+def test_a_blank_data_folder_is_refused_not_taken_for_the_current_one(data, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # where '' put the targets, and where ' ' was made
+    with pytest.raises(SystemExit) as stopped:
+        distill.main(["--out", "x.pt", "--players", "3", "--deals", "2", "--epochs", "1", "--data", data])
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2 and f"--data {data!r}: give a folder" in error and len(error.splitlines()) == 1
+    assert not list(tmp_path.iterdir())
 
 
 def test_an_output_folder_that_cannot_be_made_is_refused_before_the_search(tmp_path, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -327,6 +328,18 @@ def test_outcome_weights_zero_are_the_default_and_parse(weighted):
 def test_bad_outcome_weight_says_what_is_allowed(bad, weighted):
     with pytest.raises(ValueError, match=f"{weighted}={bad!r} is not allowed: it must be a finite number"):
         PolicyPIMCAgent(**{weighted: bad})
+
+
+def test_a_weight_too_large_for_the_search_is_refused():
+    """prior=inf passed its check, and prior, win_weight or loss_weight of 1e308 carried the search's
+    values to -inf or NaN everywhere: the agent then returned action 0, an illegal one (a traceback)."""
+    policy = load_agent("ppo")  # loaded once: the check comes after the policy is
+    for weighted in ("win_weight", "loss_weight", "prior"):
+        for bad in (float("inf"), 1e308, 1_000_001):
+            with pytest.raises(ValueError, match=re.escape(f"{weighted}={bad!r} is not allowed: it must be a finite "
+                                                           "number from 0 to 1,000,000")):
+                PolicyPIMCAgent(policy=policy, **{weighted: bad})
+        assert getattr(PolicyPIMCAgent(policy=policy, **{weighted: 1_000_000}), weighted) == 1e6
 
 
 def jink_choices(num_players=2, games=256, seed=11):

@@ -210,3 +210,16 @@ def test_parse_move():
     assert parse_move("jink", [CLAIM, JINK], PHASE_JINK) == JINK
     with pytest.raises(ValueError, match="c to claim"):
         parse_move("5H", [CLAIM, JINK], PHASE_JINK)
+
+
+def test_a_digit_that_is_no_number_and_a_number_too_long_for_int_are_answered_in_words():
+    """'²' passed str.isdigit() and int() then answered in Python's words ("invalid literal for int()");
+    a number of 4,300 digits and more in Python's too ("Exceeds the limit ... integer string conversion")."""
+    legal = [card_index("5H"), card_index("10S")]
+    with pytest.raises(ValueError, match="I did not understand '²'"):
+        parse_move("²", legal, PHASE_PLAY)
+    with pytest.raises(ValueError, match="^9{5000} is not one of the numbered moves 1-2$"):
+        parse_move("9" * 5000, legal, PHASE_PLAY)
+    with pytest.raises(ValueError, match="^3 is not one of the numbered moves 1-2$"):
+        parse_move("٣", legal, PHASE_PLAY)  # an Arabic-Indic 3: a decimal digit, read as 3
+    assert parse_move("02", legal, PHASE_PLAY) == legal[1]

@@ -34,7 +34,6 @@ self-play it no longer matches (the search models the other seats as ``spoiler``
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import zipfile
@@ -52,6 +51,7 @@ from spoilfive_env.cli import (
     positive_ints,
     table_sizes,
     unwritable,
+    written_whole,
 )
 
 from .evaluate import MAX_DEALS, evaluate
@@ -143,14 +143,8 @@ def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, polic
 def save_targets(path: Path, part: dict[str, np.ndarray]) -> None:
     """Save search targets to ``path`` whole or not at all: written under a temporary name, then
     renamed (a Ctrl-C or a full disk mid-write leaves no truncated file for a rerun to trust)."""
-    partial = path.with_name(path.name + ".partial")
-    try:
-        with open(partial, "wb") as file:  # a file object: np.savez adds no .npz to its name
-            np.savez(file, **part)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    with written_whole(path) as file:  # a file object: np.savez adds no .npz to its name
+        np.savez(file, **part)
 
 
 def read_targets(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:

@@ -34,7 +34,6 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,14 @@ from pathlib import Path
 import numpy as np
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, non_negative_int, table_sizes, unwritable
+from spoilfive_env.cli import (
+    ArgumentParser,
+    exit_interrupted,
+    non_negative_int,
+    table_sizes,
+    unwritable,
+    written_whole,
+)
 
 from . import BEST
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
@@ -268,14 +274,9 @@ def plot_ratings(board: dict, path) -> None:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)  # made only now, with the figures in hand
-    partial = path.with_name(path.name + ".partial")  # whole or not at all: a Ctrl-C leaves no cut-off file
     try:
-        with open(partial, "wb") as file:  # the format from the real name (the default png without one)
+        with written_whole(path) as file:  # the format from the real name (the default png without one)
             fig.savefig(file, dpi=120, format=path.suffix[1:].lower() or None)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
     finally:
         plt.close(fig)
 

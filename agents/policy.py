@@ -53,6 +53,7 @@ import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
+from spoilfive_env.cli import written_whole
 from spoilfive_env.core import physical_memory
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
@@ -387,13 +388,8 @@ def save_checkpoint(path, net: PolicyNet, args: dict, progress: dict | None = No
         data["optimizer"] = optimizer.state_dict()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        torch.save(data, tmp)
-        os.replace(tmp, path)
-    except BaseException:  # a second Ctrl-C or a full disk: no half-written file left beside the old one
-        tmp.unlink(missing_ok=True)
-        raise
+    with written_whole(path) as file:  # a second Ctrl-C or a full disk leaves the old checkpoint as it was
+        torch.save(data, file)
 
 
 class CheckpointError(ValueError):

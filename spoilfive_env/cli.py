@@ -160,6 +160,22 @@ def exit_interrupted(message: str) -> None:
 
 
 @contextlib.contextmanager
+def written_whole(path):
+    """Write the file at ``path`` whole or not at all: the block writes to the binary file it is
+    given, under a temporary name beside ``path``, which then replaces ``path``. If the block (or the
+    rename) is interrupted, by a Ctrl-C or a full disk, the temporary file is removed and ``path``
+    is left as it was, so a later run never trusts a file cut short."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with open(partial, "wb") as file:
+            yield file
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+@contextlib.contextmanager
 def ctrl_c_held():
     """Hold back a Ctrl-C during the block and deliver it at its end (:class:`KeyboardInterrupt`).
 

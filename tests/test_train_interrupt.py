@@ -101,9 +101,9 @@ def test_a_failed_save_leaves_the_old_checkpoint_and_no_partial_file(tmp_path, m
     save_checkpoint(path, PolicyNet(hidden=(8,)), {"seed": 1}, {"iteration": 4})
     before = path.read_bytes()
 
-    def torch_save_cut_short(data, target):  # a few bytes written, then the second Ctrl-C (or a full disk)
-        with open(target, "wb") as f:
-            f.write(b"PK\x03\x04 partial")
+    def torch_save_cut_short(data, file):  # a few bytes written, then the second Ctrl-C (or a full disk)
+        file.write(b"PK\x03\x04 partial")
+        file.flush()
         raise failure
 
     monkeypatch.setattr(torch, "save", torch_save_cut_short)

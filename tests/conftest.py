@@ -69,6 +69,24 @@ sys.meta_path.insert(0, CtrlCOnTorch())
 a Ctrl-C exactly while torch loads."""
 
 
+def ctrl_c(*args, **kwargs):
+    """Stands in for any call: a Ctrl-C there."""
+    raise KeyboardInterrupt
+
+
+def ctrl_c_on_call(monkeypatch, owner, name: str, call: int) -> None:
+    """Make the ``call``-th call of ``owner.name`` end in Ctrl-C; the calls before it run as they would."""
+    real, calls = getattr(owner, name), []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+
+
 def exit_status(main, argv) -> int:
     """``main(argv)``'s exit status; a Ctrl-C that comes out of it fails the test (uncaught, it would stop pytest)."""
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import INTERRUPTED, exit_status
+from conftest import INTERRUPTED, ctrl_c, exit_status
 
 from spoilfive_env import bench
 from spoilfive_env.actions import NUM_ACTIONS
@@ -202,9 +202,6 @@ def stopped_line(error: str) -> str:
     assert len(lines) == 1, error
     return lines[0]
 
-
-def ctrl_c(*args):
-    raise KeyboardInterrupt
 
 
 def interrupt_core_measurement(monkeypatch, made: int):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CTRL_C_ON_TORCH, INTERRUPTED, exit_status
+from conftest import CTRL_C_ON_TORCH, INTERRUPTED, ctrl_c_on_call, exit_status
 
 import agents.evaluate as tournament
 from agents.evaluate import evaluate
@@ -30,15 +30,7 @@ def assert_one_line(stderr: str, *words: str) -> None:
 
 def interrupt_tournament(monkeypatch, call: int) -> None:
     """Make the ``call``-th tournament :func:`agents.evaluate.play_tournament` plays end in Ctrl-C."""
-    real, calls = tournament.play_tournament, []
-
-    def play_tournament(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tournament, "play_tournament", play_tournament)
+    ctrl_c_on_call(monkeypatch, tournament, "play_tournament", call)
 
 
 def without_time(report: dict) -> dict:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import INTERRUPTED, exit_status
 
 torch = pytest.importorskip("torch")
 
@@ -200,12 +201,8 @@ def test_a_ctrl_c_while_the_targets_are_written_leaves_no_cut_off_file(tmp_path,
 
     monkeypatch.setattr(distill.np, "savez", cut_short)
     data_dir = tmp_path / "targets"
-    try:
-        distill.main([*SMALL_RUN, "--out", str(tmp_path / "x.pt"), "--data", str(data_dir)])
-    except SystemExit as stopped:
-        assert stopped.code == 130
-    else:
-        pytest.fail("the command went on after a Ctrl-C")
+    argv = [*SMALL_RUN, "--out", str(tmp_path / "x.pt"), "--data", str(data_dir)]
+    assert exit_status(distill.main, argv) == INTERRUPTED
     assert "Traceback" not in capsys.readouterr().err
     assert list(data_dir.iterdir()) == []  # neither the targets file nor its temporary
 

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from conftest import CTRL_C_ON_TORCH, INTERRUPTED, ROOT, exit_status
+from conftest import CTRL_C_ON_TORCH, INTERRUPTED, ROOT, ctrl_c, exit_status
 
 NEEDS = {"cleanrl_ppo": "torch.utils.tensorboard", "sb3_maskable_ppo": "sb3_contrib", "tianshou_ppo": "tianshou",
          "torchrl_ppo": "torchrl", "rllib_ppo": "ray.rllib"}
@@ -99,9 +99,6 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, f
 NOTHING_SAVED = "Ctrl-C: run stopped, nothing saved (this example saves no model)"
 
 
-
-def ctrl_c(*args, **kwargs):
-    raise KeyboardInterrupt
 
 
 def stopped_line(capsys) -> str:

@@ -15,7 +15,7 @@ import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
-from conftest import assert_same_state, core_fields, random_legal
+from conftest import assert_same_state, core_fields, exit_status, random_legal
 from gymnasium.utils.env_checker import check_env
 
 import spoilfive_env
@@ -559,12 +559,7 @@ def bench_interrupted(monkeypatch, capsys, vector_rounds: int, argv) -> tuple[in
         return 5000.0
 
     monkeypatch.setattr(bench, "bench_vector", bench_vector)
-    try:
-        status = bench.main(argv)
-    except SystemExit as stop:
-        status = stop.code
-    except KeyboardInterrupt:
-        pytest.fail("the Ctrl-C came out of main(): a traceback, and no exit status 130")
+    status = exit_status(bench.main, argv)
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and len(captured.err.strip().splitlines()) == 1, captured.err
     return status, captured.out, captured.err.strip()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import INTERRUPTED, ctrl_c_on_call, exit_status
 
 pytest.importorskip("choix")
 
@@ -227,15 +228,7 @@ def interrupt_at(monkeypatch, call: int):
     """Make the ``call``-th tournament of the leaderboard end in Ctrl-C (the others are played)."""
     from agents import leaderboard as board_module
 
-    real, calls = board_module.evaluate, []
-
-    def evaluate(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(board_module, "evaluate", evaluate)
+    ctrl_c_on_call(monkeypatch, board_module, "evaluate", call)
 
 
 def test_ctrl_c_keeps_the_sizes_and_tables_already_played(monkeypatch, capsys, tmp_path):
@@ -281,14 +274,8 @@ def test_ctrl_c_while_the_plot_is_drawn_keeps_the_board(monkeypatch, capsys, tmp
 
     monkeypatch.setattr(board_module, "plot_ratings", drawing)
     plot = tmp_path / "ratings.png"
-    try:
-        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--json", "--plot", str(plot)])
-    except SystemExit as stop:
-        assert stop.code == 130
-    except KeyboardInterrupt:  # uncaught, it would stop pytest
-        pytest.fail("the Ctrl-C came out of the command: a traceback")
-    else:
-        pytest.fail("no exit status 130 after a Ctrl-C")
+    argv = ["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--json", "--plot", str(plot)]
+    assert exit_status(main, argv) == INTERRUPTED
     captured = capsys.readouterr()
     assert json.loads(captured.out)["players"] == [3]  # the board came out first
     assert "Traceback" not in captured.err and captured.err.strip().splitlines() == [

@@ -354,3 +354,25 @@ class ScriptedHand:
             assert not self.done(), f"hand ended early {self.where()}"
         return self
 
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_not_ignored():
+    """Give the tests Python's own Ctrl-C handler. A suite started in the background of a shell
+    (``pytest &``) inherits SIGINT ignored, and so would every command a test starts; the tests that
+    send a Ctrl-C would then fail for the way the suite was launched, not for the code."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def sigint_handler_restored():
+    """Fail a test that leaves Python's Ctrl-C handler changed: the tests after it in the same worker
+    (and every subprocess they start) would then not see a Ctrl-C as a user's terminal delivers it."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left the SIGINT handler changed: {before!r} -> {after!r}")

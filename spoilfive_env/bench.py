@@ -662,7 +662,8 @@ def main(argv=None) -> int:
                         help="comma-separated table sizes (default 2,4,6,10)")
     parser.add_argument("--batch-sizes", type=positive_ints, default=None,
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and the random actions")
+    parser.add_argument("--seed", type=non_negative_int, default=None,
+                        help="seed of the deals and the random actions (default 0)")
     parser.add_argument("--peers", action="store_true",
                         help="measure beside the installed peers (PettingZoo classic, Pgx, OpenSpiel: the "
                              "'peers' extra), each side in its own process, alternating, and print the ratios")
@@ -683,6 +684,9 @@ def main(argv=None) -> int:
                          f"batches ({PEER_PLAYERS} players, B=1 and {PEER_BATCH}): leave {option} out")
     if args.rounds is not None and not args.peers:
         parser.error("--rounds is for --peers: add --peers, or leave --rounds out")
+    if args.seed is not None and args.profile:
+        parser.error("--profile times the same fixed positions every run and takes no --seed: leave --seed out")
+    seed = args.seed if args.seed is not None else 0
     players = args.players or list(PLAYERS)
     batch_sizes = args.batch_sizes or list(BATCH_SIZES)
     rounds = args.rounds or DEFAULT_ROUNDS
@@ -696,7 +700,7 @@ def main(argv=None) -> int:
             parser.error(f"--batch-sizes: {error}")
     if args.worker:
         try:
-            return _worker_main(args.worker, seconds, args.seed, args.worker_cpu)
+            return _worker_main(args.worker, seconds, seed, args.worker_cpu)
         except KeyboardInterrupt:  # the terminal's Ctrl-C stops --peers too, which keeps the rounds finished
             exit_interrupted("Ctrl-C: measurement stopped, nothing reported")
 
@@ -708,9 +712,9 @@ def main(argv=None) -> int:
         if args.profile:
             report = profile(seconds=seconds)
         elif args.peers:
-            report = compare(rounds=rounds, seconds=seconds, seed=args.seed, log=log)
+            report = compare(rounds=rounds, seconds=seconds, seed=seed, log=log)
         else:
-            report = run(players, batch_sizes, seconds, args.seed)
+            report = run(players, batch_sizes, seconds, seed)
     except BenchInterrupted as stopped:  # minutes of measurements are not thrown away
         print(json.dumps(stopped.partial, indent=2) if args.json else show(stopped.partial), flush=True)
         exit_interrupted("Ctrl-C: benchmark stopped; the measurements it had finished are above")

@@ -228,6 +228,7 @@ BENCH_CASES = [
     (["--profile", "--players", "3"], ["--players is for the default measurements", "--profile", "4 players"]),
     (["--peers", "--batch-sizes", "64"], ["--batch-sizes is for the default measurements", "--peers"]),
     (["--rounds", "3"], ["--rounds is for --peers"]),
+    (["--profile", "--seed", "3"], ["--profile", "takes no --seed"]),
 ]
 
 

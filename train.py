@@ -83,7 +83,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     )
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
-    from spoilfive_env.cli import ArgumentParser, unwritable
+    from spoilfive_env.cli import ArgumentParser, json_text, unwritable
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
@@ -984,7 +984,7 @@ def main(argv=None) -> dict:
         CHECKPOINT_DIR.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_dir / "agent.pt", CHECKPOINT_DIR / f"{args.ship_as}.pt")
         summary["shipped"] = str(CHECKPOINT_DIR / f"{args.ship_as}.pt")
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    (run_dir / "summary.json").write_text(json_text(summary))
 
     # ---- the end in plain words: what happened, where the agent is, what to do with it
     trained_now = progress["decisions"] - session_decisions
@@ -1010,7 +1010,7 @@ def main(argv=None) -> dict:
     elif args.ship_as:
         say(f"  not shipped as {args.ship_as!r}: the run was interrupted; resume it to finish and ship it")
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json_text(summary))
     return summary
 
 

@@ -28,7 +28,6 @@ accuracies and the gains with 95% intervals over decisions (``--json``: the dict
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -38,6 +37,7 @@ from spoilfive_env.actions import ROB_FIRST
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    json_text,
     non_negative_int,
     positive_float,
     positive_int,
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: probe stopped, nothing reported")
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json_text(result))
     else:
         print(f"{args.players} players, {args.agents} in every seat, model {args.model}: {result['decisions']:,} "
               f"decisions of seat 0, {args.samples} sampled deals each")

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 
@@ -58,7 +57,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
-from spoilfive_env.cli import ArgumentParser, comma_items, exit_interrupted, non_negative_int, positive_int, rule_option
+from spoilfive_env.cli import (
+    ArgumentParser,
+    comma_items,
+    exit_interrupted,
+    json_text,
+    non_negative_int,
+    positive_int,
+    rule_option,
+)
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
@@ -724,12 +731,12 @@ def main(argv=None) -> int:
         report = _evaluate(specs, args.players, args.deals, args.seed, rules, args.batch_size, args.ray,
                            args.shards, args.paired_with, not args.quiet)
     except PairingInterrupted as stopped:  # the first tournament had finished: report it
-        print(json.dumps(stopped.report, indent=2) if args.json else format_report(stopped.report), flush=True)
+        print(json_text(stopped.report) if args.json else format_report(stopped.report), flush=True)
         exit_interrupted(f"Ctrl-C: the paired tournament with {args.paired_with} was not finished; the first "
                          "tournament's figures are above")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: tournament stopped, nothing reported")
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    print(json_text(report) if args.json else format_report(report))
     return 0
 
 

@@ -33,7 +33,6 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,7 @@ from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    json_text,
     non_negative_int,
     table_sizes,
     unwritable,
@@ -317,7 +317,7 @@ def main(argv=None) -> int:
         exit_interrupted("Ctrl-C: leaderboard stopped before any tournament finished, nothing to report")
     except ValueError as error:
         parser.error(str(error))
-    print(json.dumps(board, indent=2) if args.json else format_board(board), flush=True)  # before the plot:
+    print(json_text(board) if args.json else format_board(board), flush=True)  # before the plot:
     if args.plot is not None and board["players"]:  # a plot that cannot be written loses no figure
         try:
             plot_ratings(board, args.plot)

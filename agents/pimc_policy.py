@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
-from spoilfive_env.cli import exit_interrupted
+from spoilfive_env.cli import exit_interrupted, json_text
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -354,7 +354,6 @@ MAX_TIMED = 10_000
 def main(argv=None) -> int:
     """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...]``: :func:`decision_times`
     as JSON."""
-    import json
 
     from spoilfive_env.cli import ArgumentParser, positive_int, table_size
 
@@ -381,7 +380,7 @@ def main(argv=None) -> int:
         times = decision_times(specs=specs, num_players=args.players, decisions=args.decisions)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: timing stopped, nothing reported")
-    print(json.dumps(times, indent=2))
+    print(json_text(times))
     return 0
 
 

@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cli import ArgumentParser, exit_interrupted, non_negative_int, positive_int, positive_ints, table_sizes
+from .cli import ArgumentParser, exit_interrupted, json_text, non_negative_int, positive_int, positive_ints, table_sizes
 from .core import SpoilFiveCore, check_fits_in_memory
 from .env import env as make_env
 from .observation import observation_backend
@@ -716,11 +716,11 @@ def main(argv=None) -> int:
         else:
             report = run(players, batch_sizes, seconds, seed)
     except BenchInterrupted as stopped:  # minutes of measurements are not thrown away
-        print(json.dumps(stopped.partial, indent=2) if args.json else show(stopped.partial), flush=True)
+        print(json_text(stopped.partial) if args.json else show(stopped.partial), flush=True)
         exit_interrupted("Ctrl-C: benchmark stopped; the measurements it had finished are above")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: benchmark stopped before any measurement finished, nothing to report")
-    print(json.dumps(report, indent=2) if args.json else show(report))
+    print(json_text(report) if args.json else show(report))
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import os
 import signal
@@ -151,6 +152,23 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def json_text(value) -> str:
+    """``value`` as strict JSON, what every ``--json`` prints: a figure with nothing to measure it on (the
+    interval of a single deal, a rate with no chance to show) is ``null``. Python writes such a float as
+    ``NaN``, which is not JSON (RFC 8259) and which most other parsers refuse."""
+    return json.dumps(_finite_or_null(value), indent=2, allow_nan=False)
+
+
+def _finite_or_null(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 def exit_interrupted(message: str) -> None:

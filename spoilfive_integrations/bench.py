@@ -15,7 +15,6 @@ It lives here, not in :mod:`spoilfive_env.bench`, because the rules layer never 
 
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import time
@@ -27,6 +26,7 @@ from spoilfive_env.bench import MAX_SECONDS, BenchInterrupted
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    json_text,
     non_negative_int,
     positive_float,
     positive_int,
@@ -172,11 +172,11 @@ def main(argv=None) -> int:
     try:
         report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
     except BenchInterrupted as stopped:  # the rounds finished are not thrown away
-        print(json.dumps(stopped.partial, indent=2) if args.json else format_table(stopped.partial), flush=True)
+        print(json_text(stopped.partial) if args.json else format_table(stopped.partial), flush=True)
         exit_interrupted("Ctrl-C: benchmark stopped; the rounds it had finished are above")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
-    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    print(json_text(report) if args.json else format_table(report))
     return 0
 
 

@@ -17,6 +17,7 @@ from agents.evaluate import (
     distinct_specs,
     evaluate,
     format_report,
+    main,
     make_deals,
     paired_difference,
     play_tournament,
@@ -148,6 +149,27 @@ def test_command_line_json_and_table():
     bad = subprocess.run([sys.executable, "-m", "agents.evaluate", "--agents", "greedy,nobody", "--deals", "5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown agent" in bad.stderr
+
+
+def not_json(constant: str):
+    raise AssertionError(f"{constant} is not JSON (RFC 8259): strict parsers refuse the whole report")
+
+
+def test_json_of_a_figure_with_nothing_to_measure_it_on_is_null_not_nan(capsys):
+    # one deal: no interval; no fellow spoiler to overtake: no friendly-fire rate. Python wrote NaN.
+    assert main(["--players", "2", "--agents", "random,random", "--deals", "1", "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out, parse_constant=not_json)
+    figures = report["agents"]["random"]
+    assert figures["equity_ci95"] is None and figures["pool_share_ci95"] is None
+    assert figures["friendly_fire_rate"] is None and figures["mean_equity"] == 0.0
+
+
+def test_json_text_writes_null_for_every_float_that_is_not_a_number():
+    from spoilfive_env.cli import json_text
+
+    value = {"a": float("nan"), "b": [1.5, float("inf"), {"c": -float("inf")}], "d": (np.float64("nan"), 2), "e": "nan"}
+    assert json.loads(json_text(value), parse_constant=not_json) == {
+        "a": None, "b": [1.5, None, {"c": None}], "d": [None, 2], "e": "nan"}
 
 
 def test_an_agent_paired_with_itself_differs_by_exactly_nothing():

@@ -67,15 +67,35 @@ def shard_ranges(blocks: int, shards: int) -> list[tuple[int, int]]:
 
 
 def reachable(address: str) -> str | None:
-    """``None`` if ``HOST:PORT`` accepts a TCP connection, else why not."""
+    """``None`` if a Ray head answers at ``HOST:PORT``, else why not.
+
+    First a TCP connection; then the question ``ray.init`` asks first, the cluster's id (Ray's own gRPC
+    stub, one short deadline), since a proxy or another server may accept the connection and
+    ``ray.init`` then logs a screen of gRPC errors for twenty seconds before it gives up.
+    """
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         return "it is not HOST:PORT"
     try:
         with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
-            return None
+            pass
     except OSError as error:
-        return error.strerror or type(error).__name__
+        return error.strerror or str(error) or type(error).__name__
+    try:
+        import grpc
+        from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+    except ImportError:  # another Ray layout: ray.init finds out itself
+        return None
+    with grpc.insecure_channel(address) as channel:
+        try:
+            gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
+                gcs_service_pb2.GetClusterIdRequest(), timeout=CONNECT_TIMEOUT_S)
+        except grpc.RpcError as error:
+            # Only answers no Ray head of this version gives: the method unknown, or no gRPC at all.
+            # Anything else (a Ray head that wants its token, a deadline) is left to ray.init.
+            if error.code() in (grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.UNAVAILABLE):
+                return f"a server answers, but it is not a Ray head: gRPC says {error.code().name.lower()}"
+    return None
 
 
 def connect(address: str | bool | None = LOCAL):

@@ -160,6 +160,40 @@ def test_evaluate_refuses_bad_ray_input_in_one_line(args, says):
     assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1 and not result.stdout
 
 
+@pytest.fixture(params=["grpc", "http"])
+def not_a_ray_head(request):
+    """The port of a server that accepts the connection but is not a Ray head: a gRPC server with no
+    services (as a proxy that answers every address is), or a plain HTTP server."""
+    if request.param == "grpc":
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+
+        server = grpc.server(ThreadPoolExecutor(max_workers=1))
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        yield port
+        server.stop(None)
+    else:
+        import http.server
+
+        class Quiet(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield server.server_port
+        server.shutdown()
+
+
+def test_a_server_that_is_not_a_ray_head_is_refused_in_one_line_at_once(not_a_ray_head):
+    # ray.init logged a gRPC error a second for twenty seconds before it gave up
+    result = run("-m", "agents.evaluate", "--agents", "greedy", "--deals", "10", "--ray", f"127.0.0.1:{not_a_ray_head}")
+    assert result.returncode == 2, result.stderr
+    assert "it is not a Ray head" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 # ---------------------------------------------------------------- training with rollout workers
 torch = pytest.importorskip("torch")
 

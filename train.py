@@ -77,6 +77,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
         CheckpointError,
         PolicyAgent,
         PolicyNet,
+        checked_device,
         load_checkpoint,
         resolve_checkpoint,
         save_checkpoint,
@@ -261,24 +262,7 @@ def check_device(name: str) -> torch.device:
     """The torch device ``--device`` names, or ``ValueError`` when this machine has no such device."""
     if name == "auto":
         return resolve_device(name)
-    try:
-        device = torch.device(name)
-    except (RuntimeError, ValueError):
-        raise ValueError(f"--device {name!r} is not a device: use auto, cpu, cuda, cuda:N or mps") from None
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"--device {name}: CUDA is not available here (torch {torch.__version__}, "
-                             f"{'built without CUDA' if torch.version.cuda is None else 'no usable GPU'}); "
-                             "use --device cpu or auto")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
-                             f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
-    elif device.type == "mps":
-        if not torch.backends.mps.is_available():
-            raise ValueError(f"--device {name}: MPS is not available here; use --device cpu or auto")
-    elif device.type != "cpu":
-        raise ValueError(f"--device {name!r}: use auto, cpu, cuda, cuda:N or mps")
-    return device
+    return checked_device(name, "--device", "auto, cpu, cuda, cuda:N or mps")
 
 
 def rollout_bytes(args: Args) -> int:

@@ -115,11 +115,12 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
     Args:
         name_or_path: see the module docstring. An :class:`Agent` instance is returned as is.
         seed: seed of the agent's own random generator (``None``: fresh entropy).
-        **options: keyword options for a built-in agent's constructor (a checkpoint takes none).
+        **options: keyword options for a built-in agent's constructor (a checkpoint takes none);
+            ``best``'s own options are defaults that these override.
 
     Raises:
         ValueError: an unknown name, listing the known names and shipped checkpoints; an option the
-            agent does not take, listing those it does.
+            agent does not take, listing those it does; an option given both in the spec and as a keyword.
     """
     if isinstance(name_or_path, Agent):
         if options:
@@ -137,7 +138,7 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
         if not os.path.isfile(spec):
             raise ValueError(f"checkpoint {spec!r} does not exist")
         return _load_checkpoint(spec, seed, options)
-    best_options = []
+    keywords, best_options = dict(options), []
     if name == "best":  # best's own options are defaults: the caller's keywords and the spec's own override them
         name, *best_options = BEST.split(":")
     if name in REGISTRY or name in POLICY_SEARCH:
@@ -152,6 +153,9 @@ def load_agent(name_or_path, seed: int | None = None, **options) -> Agent:
                 raise ValueError(f"agent option {text!r} in {spec!r} must look like key=value")
             if key in given:
                 raise ValueError(f"agent option {key!r} is given twice in {spec!r}: give it once")
+            if key in keywords:  # which of the two was meant cannot be told
+                raise ValueError(f"agent option {key!r} is given twice: {key}={value.strip()} in {spec!r} and "
+                                 f"{key}={keywords[key]!r} as a keyword; give it once")
             if key == "rules":  # an object, not text: the table's rules reach the agent through bind()
                 raise ValueError(f"agent option 'rules' in {spec!r} is not allowed: the table's rules reach the "
                                  "agent from the tournament or env it plays in (give rules options there)")

@@ -513,6 +513,41 @@ def sample_legal(scores: np.ndarray, masks: np.ndarray, rng: np.random.Generator
     return np.where(masks, scores + rng.gumbel(size=scores.shape), -np.inf).argmax(axis=1).astype(np.int64)
 
 
+def checked_device(device, what: str = "device", choices: str = "cpu, cuda, cuda:N or mps") -> torch.device:
+    """The torch device ``device`` names, or ``ValueError`` when it is no device or this machine has none such.
+
+    ``what`` names the value in the error (``"--device"`` on a command line). A CPU device is plain
+    ``cpu``: torch cannot map a checkpoint's tensors to ``cpu:0``.
+    """
+    name = str(device)
+    try:
+        device = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise ValueError(f"{what} {name!r} is not a device: use {choices}") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"{what} {name}: CUDA is not available here (torch {torch.__version__}, "
+                             f"{'built without CUDA' if torch.version.cuda is None else 'no usable GPU'}); "
+                             "use cpu")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise ValueError(f"{what} {name}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                             f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    elif device.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"{what} {name}: MPS is not available here; use cpu")
+    elif device.type != "cpu":
+        raise ValueError(f"{what} {name!r} cannot run a policy: use {choices}")
+    return torch.device("cpu") if device.type == "cpu" else device
+
+
+def checked_greedy(greedy) -> bool:
+    """``greedy`` as a bool, or ``ValueError``: a string such as ``"false"`` is truthy, and would play greedily."""
+    if not isinstance(greedy, (bool, np.bool_)):
+        raise ValueError(f"greedy={greedy!r} is not allowed: give True (the most probable legal action) or False "
+                         "(sample from the policy)")
+    return bool(greedy)
+
+
 class PolicyAgent(Agent):
     """A trained policy as an :class:`~agents.base.Agent` (actor only, CPU by default).
 
@@ -530,9 +565,10 @@ class PolicyAgent(Agent):
 
     def __init__(self, net: PolicyNet, seed: int | None = None, *, greedy: bool = True,
                  name: str | None = None, device: str | torch.device = "cpu", threads: int | None = 1):
+        greedy, device = checked_greedy(greedy), checked_device(device)
         super().__init__(seed)
         self.threads = threads
-        self.device = torch.device(device)
+        self.device = device
         self.net = net.to(self.device).eval()
         self.greedy = greedy
         if name is not None:
@@ -578,7 +614,9 @@ def resolve_checkpoint(name_or_path) -> Path:
 
 def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
-    """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file."""
+    """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file, a ``greedy``
+    that is not a bool and a device this machine has not (before reading the file)."""
+    greedy, device = checked_greedy(greedy), checked_device(device)
     path = resolve_checkpoint(path)
     net, data = load_checkpoint(path, map_location=device)  # no such file: says which are shipped
     name = path.stem if path.parent == CHECKPOINT_DIR else str(path)

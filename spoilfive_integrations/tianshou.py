@@ -28,7 +28,8 @@ from tianshou.env import PettingZooEnv
 class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
     """Tianshou's multi-agent on-policy algorithm over each seat's own trajectory (module docstring).
 
-    Needs the transitions in time order: one environment per collector.
+    Works with any number of environments per collector: a seat's trajectory never leaves the
+    game (the sub-buffer) it was played in.
 
     Args:
         algorithms: one Tianshou on-policy algorithm per seat (the same object for a shared policy).
@@ -43,7 +44,13 @@ class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
         seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
         steps = np.arange(len(seats))
         ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
-        hand = np.concatenate([[0], np.cumsum(ends)[:-1]])  # hand number of each transition
+        # Each environment's transitions lie in a sub-buffer of their own, in time order; a hand starts
+        # after a hand's end or where another environment's transitions start.
+        game = np.searchsorted(buffer.subbuffer_edges, indices, side="right") - 1
+        starts = np.concatenate([[True], ends[:-1] | (game[1:] != game[:-1])])
+        hand = np.cumsum(starts) - 1  # hand number of each transition
+        finished = np.zeros(hand[-1] + 1 if len(hand) else 0, bool)
+        finished[hand[ends]] = True
         # Each seat's decisions of a hand in time order; `following` is the seat's next one.
         order = np.lexsort((steps, seats, hand))
         same = (hand[order][1:] == hand[order][:-1]) & (seats[order][1:] == seats[order][:-1])
@@ -52,8 +59,9 @@ class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
         has_next = following >= 0
         batch.obs_next[has_next] = batch.obs[following[has_next]]
         # The seat's last decision of a finished hand: its share of the hand's rewards, terminal.
-        terminated = ~has_next & (hand < ends.sum())
-        hand_rewards = np.asarray(batch.rew)[ends]  # (finished hands, seats)
+        terminated = ~has_next & finished[hand]
+        hand_rewards = np.zeros((len(finished), np.asarray(batch.rew).shape[1]))  # (hands, seats)
+        hand_rewards[hand[ends]] = np.asarray(batch.rew)[ends]
         rewards = np.zeros_like(np.asarray(batch.rew))
         rewards[terminated, seats[terminated]] = hand_rewards[hand[terminated], seats[terminated]]
         batch.rew, batch.terminated = rewards, terminated

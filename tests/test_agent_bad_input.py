@@ -187,6 +187,10 @@ def test_the_sb3_policy_agent_checks_its_batch_like_every_agent():
     ("pimc_ppo:policy=nobody", {}, "no checkpoint file .*nobody.pt: .*shipped in agents/checkpoints \\(.*ppo"),
     # a shipped checkpoint's name with options: was "unknown agent 'ppo:greedy=false'"
     ("ppo:greedy=false", {}, "bad options for checkpoint .*ppo.pt': 'greedy'; a checkpoint agent takes no options"),
+    # the same option in the spec and as a keyword: the spec's silently won
+    ("pimc:samples=2", {"samples": 3}, "'samples' is given twice: samples=2 in 'pimc:samples=2' and samples=3 as a "
+                                       "keyword; give it once"),
+    ("best:samples=2", {"samples": 3}, "'samples' is given twice"),
 ], ids=lambda value: value if isinstance(value, str) else None)
 def test_load_agent_refuses_options_the_agent_does_not_take(spec, options, says):
     with pytest.raises(ValueError, match=says):
@@ -203,6 +207,37 @@ def test_a_checkpoint_path_takes_no_options_and_an_agent_object_none(tmp_path):
     assert load_agent(str(path)).name == str(path)
     with pytest.raises(ValueError, match="is an agent already: it takes no options, got 'samples'"):
         load_agent(load_agent("greedy"), samples=3)
+
+
+def test_best_s_own_options_give_way_to_the_caller_s_in_the_spec_or_as_keywords():
+    assert load_agent("best", samples=8).samples == 8 and load_agent("best:samples=12").samples == 12
+
+
+@pytest.mark.parametrize("options, says", [
+    # any truthy value played greedily: "false" too
+    ({"greedy": "false"}, "greedy='false' is not allowed: give True .* or False"),
+    ({"greedy": None}, "greedy=None is not allowed"), ({"greedy": 0.5}, "greedy=0.5 is not allowed"),
+    # each was "ppo.pt is not a readable torch checkpoint: the file is damaged" (or meta's bare RuntimeError)
+    ({"device": "gpu"}, "device 'gpu' is not a device: use cpu, cuda, cuda:N or mps"),
+    ({"device": "meta"}, "device 'meta' cannot run a policy"),
+], ids=repr)
+def test_load_policy_agent_refuses_a_greedy_that_is_not_a_bool_and_a_device_that_is_not_here(options, says):
+    pytest.importorskip("torch")
+    from agents.policy import load_policy_agent
+
+    with pytest.raises(ValueError, match=says):
+        load_policy_agent("ppo", **options)
+
+
+def test_a_cuda_device_on_a_machine_without_one_is_named_and_cpu_0_is_the_cpu():
+    torch = pytest.importorskip("torch")
+    from agents.policy import load_policy_agent
+
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device cuda: CUDA is not available here .*use cpu"):
+            load_policy_agent("ppo", device="cuda")
+    agent = load_policy_agent("ppo", device="cpu:0")  # torch could not map the checkpoint to "cpu:0"
+    assert agent.device == torch.device("cpu") and load_policy_agent("ppo", greedy=np.bool_(False)).greedy is False
 
 
 def test_a_checkpoint_with_non_finite_weights_is_refused_when_loaded(tmp_path):

@@ -328,6 +328,56 @@ def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_tr
         assert np.array_equal(np.asarray(own.obs_next.obs)[~terminal], mine[1:][~terminal[:-1]])
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tianshou_with_two_environments_keeps_each_seat_s_trajectory_in_its_own_game(seed):
+    """A collector of two environments stores each one's transitions in a sub-buffer of its own; a seat's
+    next decision must come from its own game. Numbered across the sub-buffers, hands of the two games
+    were joined, and a seat's obs_next was taken from the other game."""
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    from spoilfive_integrations.tianshou import SeatTrajectories
+
+    example = load_example("tianshou_ppo")
+    players = 3
+    env = PettingZooEnv(spoilfive_env.env(num_players=players))
+    policy = example.DiscreteActorPolicy(actor=example.MaskedActor(32), action_space=env.action_space,
+                                         observation_space=env.observation_space)
+    shared = example.PPO(policy=policy, critic=example.SeatCritic(32), gamma=1.0,
+                         optim=example.AdamOptimizerFactory(lr=1e-3))
+    algorithm = SeatTrajectories(algorithms=[shared] * players, env=env)
+    buffer = VectorReplayBuffer(2000, 2)
+    games = DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))] * 2)
+    games.seed(seed)
+    collector = Collector(algorithm, games, buffer)
+    with policy_within_training_step(algorithm.policy):
+        collector.collect(n_step=40, reset_before_collect=True)  # each game stops mid-hand
+    batch, indices = buffer.sample(0)
+    game = np.searchsorted(buffer.subbuffer_edges, indices, side="right") - 1
+    assert set(game) == {0, 1}
+    ends = np.asarray(batch.terminated) | np.asarray(batch.truncated)
+    observations, agent_ids = np.asarray(batch.obs.obs).copy(), np.asarray(batch.obs.agent_id)
+    stored_next = np.asarray(batch.obs_next.obs).copy()  # Tianshou's: the next seat's view, same game
+    # The hand of each transition, worked out game by game: hands end at an end flag.
+    hand = np.zeros(len(indices), int)
+    for g in (0, 1):
+        rows = np.flatnonzero(game == g)
+        hand[rows] = 1000 * g + np.concatenate([[0], np.cumsum(ends[rows])[:-1]])
+    processed = algorithm._preprocess_batch(batch, buffer, indices)
+    for agent in env.agents:
+        own = processed[agent]
+        rows = np.flatnonzero(agent_ids == agent)
+        terminal = np.asarray(own.terminated)
+        for k, row in enumerate(rows[:-1]):
+            if hand[row] == hand[rows[k + 1]]:  # the seat's next decision, same game and hand
+                assert not terminal[k] and np.array_equal(np.asarray(own.obs_next.obs)[k], observations[rows[k + 1]])
+            else:  # its last decision of the hand: terminal if the hand was finished, else left as stored
+                assert terminal[k] == ends[(hand == hand[row])].any()
+                assert np.array_equal(np.asarray(own.obs_next.obs)[k], stored_next[row])
+        assert terminal[-1] == ends[hand == hand[rows[-1]]].any()
+
+
 def test_tianshou_example_trains_and_evaluates():
     example = load_example("tianshou_ppo")
     assert example.main(["--num-players", "3", "--iterations", "2", "--episodes", "4", "--hidden", "32",

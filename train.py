@@ -300,7 +300,9 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--num-games {args.num_games} is not allowed: it must be at least {sizes}, "
                          f"one game per table size {args.min_players}-{args.max_players}")
     int_list("hidden", args.hidden, 1, MAX_HIDDEN)
-    int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
+    eval_sizes = int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
+    if len(set(eval_sizes)) != len(eval_sizes):
+        raise ValueError(f"{flag('eval_players')} {args.eval_players!r}: give distinct table sizes")
     opponent_weight = parse_weights(args.league)[TABLE_KINDS.index("opponent")]
     if opponent_weight > 0 and not args.opponent:
         raise ValueError(f"--league {args.league!r} draws opponent tables: name their agent with --opponent SPEC")

@@ -272,8 +272,6 @@ def main(argv=None) -> int:
     samples = args.samples or EXPERTS[args.expert][1]
     if samples > MAX_SAMPLES:
         parser.error(f"--samples {samples}: give at most {MAX_SAMPLES:,} deals a decision")
-    if len(set(players)) != len(players):
-        parser.error(f"--players {','.join(map(str, players))}: give distinct table sizes")
     if max(deals) > MAX_DEALS:
         parser.error(f"--deals {','.join(map(str, deals))}: give at most {MAX_DEALS:,} deals a size")
     if len(deals) == 1:

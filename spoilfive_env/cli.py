@@ -78,6 +78,8 @@ def table_sizes(text: str) -> list[int]:
     bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
     if not sizes or bad:
         raise argparse.ArgumentTypeError(f"{text!r}: table sizes must be {MIN_PLAYERS}-{MAX_PLAYERS}")
+    if len(set(sizes)) != len(sizes):  # a typo, most likely: it was measured twice, or dropped
+        raise argparse.ArgumentTypeError(f"{text!r}: give distinct table sizes")
     return sizes
 
 

@@ -56,6 +56,7 @@ TRAIN_CASES = [
     (["--minibatch-size", "0"], ["--minibatch-size", "at least 1"]),
     (["--update-epochs", "-1"], ["--update-epochs", "at least 1"]),
     (["--eval-players", "1"], ["--eval-players", "2 to 10"]),
+    (["--eval-players", "3,3"], ["--eval-players", "give distinct table sizes"]),  # evaluated twice
     (["--ship-as", "../elsewhere"], ["--ship-as", "letters, digits"]),
     (["--total-decisions", "-5"], ["--total-decisions", "at least 1"]),
     (["--num-games", "0"], ["--num-games", "at least 1"]),
@@ -223,6 +224,7 @@ BENCH_CASES = [
     (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
     (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
     (["--players", "3,,4"], ["--players", "'3,,4': an empty item"]), (["--batch-sizes", "64,"], ["an empty item"]),
+    (["--players", "4,4"], ["--players", "distinct"]),
     # a flag the run asked for would not use: refused, not ignored
     (["--profile", "--peers"], ["--peers and --profile", "give one of them"]),
     (["--profile", "--players", "3"], ["--players is for the default measurements", "--profile", "4 players"]),

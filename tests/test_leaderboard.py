@@ -184,6 +184,7 @@ def test_the_human_table(capsys):
     (["--agents", "greedy,random", "--deals", "1000001"], "at most 1,000,000"),
     (["--agents", "greedy,random", "--seed", "-1"], "--seed"),
     (["--agents", "greedy,random", "--plot", "board.txt"], ".png"),
+    (["--agents", "greedy,random", "--players", "3,3"], "give distinct table sizes"),  # was dropped silently
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
     with pytest.raises(SystemExit) as stop:

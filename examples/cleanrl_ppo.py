@@ -48,10 +48,11 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         table_size,
         unit_fraction,
     )
-    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_env.rules import Rules
     from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
@@ -125,7 +126,7 @@ def check_args(parser: ArgumentParser, args: Args) -> None:
                      f"{max(1, batch // MIN_MINIBATCH)} (each minibatch needs at least {MIN_MINIBATCH} decisions)"
                      + ("" if batch >= MIN_MINIBATCH else ", or more games or steps"))
     try:
-        check_fits_in_memory(args.num_envs, args.num_players, name="--num-envs")
+        check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs")
     except ValueError as error:
         parser.error(str(error))
     memory = physical_memory()

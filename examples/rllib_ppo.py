@@ -49,9 +49,10 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         seed_value,
         table_size,
     )
-    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_integrations.rllib import (
+        RLLIB_MEMORY,
         SHARED_POLICY,
         SpoilFiveMultiAgentEnv,
         count_seats_that_did_not_act,
@@ -59,6 +60,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         policy_agent,
         shared_policy,
     )
+    from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
@@ -99,7 +101,7 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--hidden {' '.join(map(str, args.hidden))} is not allowed here: {why}")
     if args.route == "batched":
         try:
-            check_fits_in_memory(args.num_games, args.num_players, name="--num-games")
+            check_env_fits_in_memory(args.num_games, args.num_players, "--num-games", RLLIB_MEMORY)
         except ValueError as error:
             parser.error(str(error))
     if args.minibatch_size > args.batch_size:

@@ -39,11 +39,12 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         seed_value,
         table_size,
     )
-    from spoilfive_env.core import check_fits_in_memory, physical_memory
+    from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_env.rules import Rules
     from spoilfive_integrations.opponents import resolve_opponents
-    from spoilfive_integrations.sb3 import SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
+    from spoilfive_integrations.sb3 import SB3_MEMORY, SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
+    from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
@@ -75,7 +76,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--self-play takes the batched route")
     if args.route == "batched":
         try:
-            check_fits_in_memory(args.num_envs, args.num_players, name="--num-envs")
+            check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs", SB3_MEMORY)
         except ValueError as error:
             parser.error(str(error))
         needed, memory = args.num_envs * BATCHED_STEPS * ROLLOUT_BYTES, physical_memory()

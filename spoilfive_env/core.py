@@ -805,15 +805,20 @@ def physical_memory() -> int | None:
         return None
 
 
-def check_fits_in_memory(batch_size: int, num_players: int, name: str = "batch_size") -> None:
+def check_fits_in_memory(batch_size: int, num_players: int, name: str = "batch_size",
+                         bytes_per_game: int | None = None) -> None:
     """Refuse a batch whose state and one observation would not fit in this machine's RAM
     (rather than a MemoryError or the kernel killing the process half-way through); ``name`` is
-    what the caller calls the batch size (a command's flag, say)."""
+    what the caller calls the batch size (a command's flag, say). ``bytes_per_game``: what a
+    caller above the core (an env, with its own buffers) measured a game to use, instead."""
     per_game = _STATE_BYTES_PER_GAME + _STATE_BYTES_PER_SEAT * num_players + 4 * OBS_DIM
+    needs = "its state and one observation need"
+    if bytes_per_game is not None:
+        per_game, needs = int(bytes_per_game), "its games need"
     memory = physical_memory()
     if memory is not None and batch_size * per_game > memory:
         named = f"{name} {batch_size} games" if " " in name else f"{name}={batch_size}"
-        raise ValueError(f"{named} is not allowed here: its state and one observation need "
+        raise ValueError(f"{named} is not allowed here: {needs} "
                          f"about {batch_size * per_game / 2**30:.1f} GiB, more than this machine's "
                          f"{memory / 2**30:.1f} GiB; allowed: at most {memory // per_game} games "
                          f"({per_game} bytes a game)")

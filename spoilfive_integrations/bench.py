@@ -32,10 +32,9 @@ from spoilfive_env.cli import (
     positive_int,
     table_size,
 )
-from spoilfive_env.core import check_fits_in_memory
 
 from .gymnasium_env import SpoilFiveGymEnv
-from .vector import SpoilFiveVectorEnv
+from .vector import SpoilFiveVectorEnv, check_env_fits_in_memory
 
 DEFAULT_NUM_ENVS = 512
 DEFAULT_PLAYERS = 4
@@ -162,7 +161,7 @@ def main(argv=None) -> int:
     if args.seconds > MAX_SECONDS:
         parser.error(f"--seconds {args.seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
     try:  # refused before any env is made
-        check_fits_in_memory(args.num_envs, args.players, name="--num-envs")
+        check_env_fits_in_memory(args.num_envs, args.players, "--num-envs")
     except ValueError as error:
         parser.error(str(error))
     try:

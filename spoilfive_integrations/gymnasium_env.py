@@ -27,6 +27,9 @@ illegal action           ``"raise"`` (default): ``ValueError`` naming the action
                          legal actions; nothing changes. ``"penalty"``: the seeds' penalty
                          (docs/rules.md): the learner forfeits his interest in the pool, the hand ends
                          and the episode terminates with the reward of a lost hand (below)
+opponent error           an opponent's ``act_batch`` that raises (or breaks its contract) stops the
+                         step after the learner's move: its error propagates, and every later
+                         ``step`` raises ``ValueError`` until ``reset()``
 version                  v0, the first release
 =======================  ====================================================================
 
@@ -66,7 +69,7 @@ from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import render_table
 from spoilfive_env.registration import GYMNASIUM_ID
 
-from .vector import LearnerBatch, checked_reset, single_observation_space
+from .vector import LearnerBatch, check_env_keywords, checked_reset, own_keywords, single_observation_space
 
 
 class SpoilFiveGymEnv(gymnasium.Env):
@@ -102,6 +105,8 @@ class SpoilFiveGymEnv(gymnasium.Env):
         modes = self.metadata["render_modes"]
         if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
+        check_env_keywords(rules, type(self).__name__, own_keywords(type(self)),
+                           {"seed": "the seed goes to reset(seed=...)"})
         self.batch = LearnerBatch(1, num_players=num_players, opponents=opponents, seat=seat,
                                   illegal_action=illegal_action, mode=mode, reward=reward, **rules)
         self.render_mode = render_mode
@@ -123,9 +128,9 @@ class SpoilFiveGymEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         seed = checked_reset(seed, options, type(self).__name__)
-        super().reset(seed=seed)
         if seed is not None:
-            self.batch.seed(seed)
+            self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed
+        super().reset(seed=seed)
         self.batch.start(self._everywhere, self.np_random)
         self._started = True
         observation, info = self._observe(penalized=False)
@@ -137,6 +142,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
         batch = self.batch
         if not self._started:
             raise ValueError("step() before reset(): call reset() to deal the first hand")
+        batch.check_playable()
         if batch.over[0]:
             raise ValueError("the episode is over: call reset() to start the next one")
         chosen = np.asarray(action)

@@ -54,10 +54,20 @@ class Lineup:
         self.specs = specs
 
     def reseed(self, seed: int) -> None:
-        """Restart every agent's random stream from ``seed`` (one independent stream each)."""
-        for index, agent in enumerate(self.agents):
-            if hasattr(agent, "reseed"):
-                agent.reseed(agent_seed(seed, index))
+        """Restart every agent's random stream from ``seed`` (one independent stream each).
+
+        If one agent's ``reseed`` raises, the agents before it get back the attributes their
+        ``reseed`` replaced (a new generator, the seed), so a refused reset changes no stream."""
+        before = [dict(getattr(agent, "__dict__", {})) for agent in self.agents]
+        try:
+            for index, agent in enumerate(self.agents):
+                if hasattr(agent, "reseed"):
+                    agent.reseed(agent_seed(seed, index))
+        except BaseException:
+            for agent, attributes in zip(self.agents, before):
+                if attributes:
+                    vars(agent).update(attributes)
+            raise
 
     def act(self, index: int, core, games: np.ndarray, observations: np.ndarray, masks: np.ndarray):
         """Actions of agent ``index`` for the core's ``games`` (rows of the observations)."""

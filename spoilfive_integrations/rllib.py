@@ -55,17 +55,39 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.policy import ENCODINGS, PolicyAgent, PolicyNet
+from agents.policy import (
+    ENCODINGS,
+    MAX_HIDDEN_LAYERS,
+    MAX_HIDDEN_WIDTH,
+    PolicyAgent,
+    PolicyNet,
+    checked_greedy,
+    network_too_large,
+)
 from spoilfive_env.actions import NUM_ACTIONS, action_id
 from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import is_integer, make_rules
 
-from .vector import ILLEGAL_ACTION_MODES, checked_reset, forfeit_rewards, not_legal
+from .vector import (
+    ILLEGAL_ACTION_MODES,
+    check_env_fits_in_memory,
+    check_env_keywords,
+    checked_reset,
+    forfeit_rewards,
+    not_legal,
+)
 
 SHARED_POLICY = "shared"
 DEFAULT_HIDDEN = (256, 256)
+CONFIG_KEYS = ("num_games", "num_players", "mode", "reward", "illegal_action", "seed")
+"""The env's own keys of ``env_config``, besides the rules options."""
+RLLIB_MEMORY = (14_500, 400)
+"""Bytes a game and bytes a seat that :class:`SpoilFiveMultiAgentEnv` really uses at its peak (the agent
+ids and the dicts of each step add a seat's share), measured as
+:data:`~spoilfive_integrations.vector.VECTOR_MEMORY` is, with the first legal action for every seat
+asked (14,856 and 17,781 bytes a game at 2 and 10 players), rounded up."""
 
 
 def agent_id(game: int, seat: int) -> str:
@@ -92,6 +114,12 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         if config is not None and not isinstance(config, Mapping):
             raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
         options = dict(config or {})
+        check_env_keywords({key: value for key, value in options.items() if key not in CONFIG_KEYS},
+                           "SpoilFiveMultiAgentEnv", CONFIG_KEYS,
+                           {"num_envs": "the number of games is num_games",
+                            "opponents": "RLlib's policies play every seat here (policy_mapping_fn)",
+                            "seat": "RLlib's policies play every seat here (policy_mapping_fn)",
+                            "render_mode": "this env does not render"})
         num_games = options.pop("num_games", 64)
         num_players = options.pop("num_players", 4)
         mode = options.pop("mode", "hand")
@@ -112,6 +140,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         self.illegal_action = illegal_action
         self.num_games = B = int(num_games)
         self.num_players = n = self.rules.num_players
+        check_env_fits_in_memory(B, n, "num_games", RLLIB_MEMORY)
         self.core = SpoilFiveCore(B, rules=self.rules, mode=mode, reward=reward, seed=seed, deal=False)
 
         self._ids = np.array([agent_id(g, s) for g in range(B) for s in range(n)], dtype=object)
@@ -277,10 +306,15 @@ def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
     """The ``rl_module_spec`` of one shared :class:`SpoilFiveMaskedModule` named ``policy``.
 
     The options are checked here, where they are given, not when RLlib builds the module on a worker."""
-    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) or not hidden \
-            or not all(is_integer(width) and width >= 1 for width in hidden):
-        raise ValueError(f"hidden={hidden!r} is not allowed: give a list of one or more positive whole layer widths")
-    if encoding not in ENCODINGS:
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) \
+            or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS \
+            or not all(is_integer(width) and 1 <= width <= MAX_HIDDEN_WIDTH for width in hidden):
+        raise ValueError(f"hidden={hidden!r} is not allowed: give a list of one or more positive whole layer widths "
+                         f"(at most {MAX_HIDDEN_LAYERS} layers of at most {MAX_HIDDEN_WIDTH:,})")
+    why = network_too_large(hidden)
+    if why:
+        raise ValueError(f"hidden={hidden!r} is not allowed here: {why}")
+    if not isinstance(encoding, str) or encoding not in ENCODINGS:
         raise ValueError(f"encoding={encoding!r} is not allowed: choose one of {', '.join(ENCODINGS)}")
     if not isinstance(policy, str) or not policy:
         raise ValueError(f"policy={policy!r} is not allowed: give the policy's name, a non-empty string")
@@ -293,6 +327,12 @@ def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
 def policy_agent(module: SpoilFiveMaskedModule, name: str = "rllib", seed: int | None = None,
                  greedy: bool = True) -> PolicyAgent:
     """An :class:`agents.base.Agent` that plays with a (trained) module's actor, for ``agents.evaluate``."""
+    if not isinstance(getattr(module, "net", None), PolicyNet):
+        raise ValueError(f"module must be a SpoilFiveMaskedModule (algo.get_module(policy)), "
+                         f"got {type(module).__name__}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name={name!r} is not allowed: give the agent's name, a non-empty string")
+    greedy = checked_greedy(greedy)
     net = PolicyNet(hidden=module.net.hidden, critic="local", encoding=module.net.encoding)
     net.load_state_dict({key: value.detach().cpu() for key, value in module.net.state_dict().items()})
     return PolicyAgent(net, seed, greedy=greedy, name=name)

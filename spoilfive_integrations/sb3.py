@@ -16,7 +16,10 @@ core batch (the opponents moving in batch between the learner's decisions, the c
   ``"terminal_observation"`` (and ``"TimeLimit.truncated": False``; episodes are never cut);
 * ``action_masks()`` ``(B, 107)`` bool, and ``env_method("action_masks")`` one row per game,
   which is how sb3-contrib's ``get_action_masks`` reads a ``VecEnv``;
-* ``seed(s)`` seeds the next ``reset()`` (deals, drawn seats and opponents).
+* ``seed(s)`` seeds the next ``reset()`` (deals, drawn seats and opponents); ``set_options``
+  takes only None or ``{}``: there are no reset options;
+* ``indices`` are games ``0`` to ``num_envs - 1``; what acts on the whole batch (``set_attr``,
+  ``env_method`` of anything but ``"action_masks"``, such as ``"set_opponents"``) takes only all of them.
 
 Wrap it in ``VecMonitor`` for episode returns in SB3's logs.
 
@@ -40,16 +43,22 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent, checked_batch
-from agents.policy import sample_legal, torch_threads
+from agents.policy import checked_greedy, sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
-from .vector import LearnerBatch, checked_reset, single_observation_space
+from .vector import LearnerBatch, check_env_keywords, checked_reset, own_keywords, single_observation_space
+
+SB3_MEMORY = (13_500, 150)
+"""Bytes a game and bytes a seat that :class:`SpoilFiveSB3VecEnv` really uses at its peak, measured as
+:data:`~spoilfive_integrations.vector.VECTOR_MEMORY` is (12,725 and 13,770 bytes a game at 2 and 10
+players), rounded up."""
 
 
 class SpoilFiveSB3VecEnv(VecEnv):
@@ -74,14 +83,16 @@ class SpoilFiveSB3VecEnv(VecEnv):
                  illegal_action: str = "raise", seed: int | None = None, mode: str = "hand",
                  reward: str = "equity", **rules):
         seed = checked_reset(seed, None, type(self).__name__)
+        check_env_keywords(rules, type(self).__name__, own_keywords(type(self)))
         self.batch = LearnerBatch(num_envs, num_players=num_players, opponents=opponents, seat=seat,
-                                  illegal_action=illegal_action, mode=mode, reward=reward, **rules)
+                                  illegal_action=illegal_action, mode=mode, reward=reward, memory=SB3_MEMORY,
+                                  **rules)
         self.render_mode = None
         super().__init__(self.batch.num_envs, single_observation_space(), spaces.Discrete(NUM_ACTIONS))
         self._seat_rng = np.random.default_rng(seed)
         if seed is not None:
             self.seed(seed)
-        self._actions = np.zeros(self.num_envs, np.int64)
+        self._actions = None  # step_async's actions, until step_wait plays them
         self._masks = np.ones((self.num_envs, NUM_ACTIONS), bool)
         self._everywhere = np.ones(self.num_envs, bool)
         self._started = False  # reset() has dealt (SB3 itself never steps first; a user may)
@@ -96,13 +107,21 @@ class SpoilFiveSB3VecEnv(VecEnv):
         """SB3's ``seed()``: the seed of the next ``reset()``, checked now (a refused one changes nothing)."""
         return super().seed(checked_reset(seed, None, type(self).__name__))
 
+    def set_options(self, options=None) -> None:
+        """SB3's ``set_options()``: this env takes no reset options, so only None or an empty dict (or a
+        list of them) is allowed, and anything else is refused now, as the Gymnasium envs do."""
+        for entry in options if isinstance(options, (list, tuple)) else [options]:
+            checked_reset(None, entry, type(self).__name__)
+        super().set_options(options)
+
     def reset(self) -> np.ndarray:
         seed = self._seeds[0]
         if seed is not None:
-            self.batch.seed(seed)
+            self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed
             self._seat_rng = np.random.default_rng(seed)
         self._reset_seeds()
         self._reset_options()
+        self._actions = None
         self.batch.start(self._everywhere, self._seat_rng)
         self.reset_infos = [{} for _ in range(self.num_envs)]
         self._started = True
@@ -111,10 +130,17 @@ class SpoilFiveSB3VecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         if not self._started:
             raise ValueError("step() before reset(): call reset() to deal the first hands")
+        self.batch.check_playable()
         self._actions = self.batch.check_actions(actions)
 
     def step_wait(self):
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hands")
+        if self._actions is None:
+            raise ValueError("step_wait() without step_async(): give the actions to step_async(actions) first, "
+                             "or call step(actions)")
         batch, actions = self.batch, self._actions
+        self._actions = None  # played once: a failed step is not played again
         illegal = batch.illegal(actions, self._everywhere)
         acting = ~illegal
         rewards, terminated = batch.learner_step(actions, acting, illegal)
@@ -141,24 +167,51 @@ class SpoilFiveSB3VecEnv(VecEnv):
         return self._masks.copy()
 
     def set_opponents(self, opponents) -> None:
-        """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game."""
+        """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game (one
+        lineup serves the whole batch, so ``env_method`` refuses it for some games only)."""
         self.batch.lineup = resolve_opponents(opponents, self.batch.rules)
 
     def close(self) -> None:
         pass
 
+    def _get_indices(self, indices) -> list[int]:
+        """SB3's ``indices`` (None, a game index or a list of them) as a list, each game checked."""
+        if indices is None:
+            rows = list(range(self.num_envs))
+        elif isinstance(indices, (list, tuple, range)) or (isinstance(indices, np.ndarray) and indices.ndim == 1):
+            rows = list(indices)
+        else:
+            rows = [indices]  # one index (or something refused below)
+        bad = [row for row in rows if not (is_integer(row) and 0 <= row < self.num_envs)]
+        if bad:
+            raise ValueError(f"indices={indices!r} is not allowed: give game indices 0-{self.num_envs - 1}, "
+                             "or None for every game")
+        return [int(row) for row in rows]
+
+    def _every_game(self, indices, what: str) -> list[int]:
+        """The rows of ``indices``; refused unless every game: ``what`` acts on the one batch, not on a game."""
+        rows = self._get_indices(indices)
+        if set(rows) != set(range(self.num_envs)):
+            raise ValueError(f"indices={indices!r} is not allowed for {what}: it applies to every game of the "
+                             "batch at once, so give indices=None")
+        return rows
+
     def get_attr(self, attr_name: str, indices=None) -> list:
+        rows = self._get_indices(indices)
         value = getattr(self, attr_name)  # AttributeError when absent, as has_attr expects
-        return [value for _ in self._get_indices(indices)]
+        return [value for _ in rows]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
+        """Set an attribute of the batch: for every game at once (a subset of ``indices`` is refused)."""
+        self._every_game(indices, f"set_attr({attr_name!r})")
         setattr(self, attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
-        """``"action_masks"``: one mask row per game; any other method runs once, its result repeated."""
-        rows = list(self._get_indices(indices))
+        """``"action_masks"``: one mask row per game of ``indices``; any other method (``"set_opponents"``)
+        runs once on the batch, its result repeated, and only for every game (a subset is refused)."""
         if method_name == "action_masks":
-            return list(self._masks[rows].copy())
+            return list(self._masks[self._get_indices(indices)].copy())
+        rows = self._every_game(indices, f"env_method({method_name!r})")
         result = getattr(self, method_name)(*method_args, **method_kwargs)
         return [result for _ in rows]
 
@@ -183,6 +236,11 @@ class SB3PolicyAgent(Agent):
     name = "sb3"
 
     def __init__(self, policy, seed: int | None = None, *, greedy: bool = False, name: str | None = None):
+        if not isinstance(policy, BasePolicy):
+            raise ValueError(f"policy must be an SB3 policy (model.policy), got {type(policy).__name__}")
+        greedy = checked_greedy(greedy)
+        if name is not None and not (isinstance(name, str) and name):
+            raise ValueError(f"name={name!r} is not allowed: give a non-empty string, or None for {self.name!r}")
         super().__init__(seed)
         # A new policy from the same constructor arguments (what SB3's own policy.save keeps):
         # deepcopy fails on a policy that holds its last action distribution.
@@ -229,7 +287,7 @@ class SelfPlayCallback(BaseCallback):
             raise ValueError(f"greedy={greedy!r} is not allowed: give True or False")
         if checked_seed(seed) is None:  # each snapshot's seed is this plus its number
             raise ValueError("seed=None is not allowed here: give a whole number 0 or more")
-        self.greedy = bool(greedy)
+        self.greedy = greedy
         self.seed = int(seed)
         self.snapshots = 0
 

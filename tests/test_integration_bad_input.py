@@ -14,6 +14,7 @@ import pytest
 
 import spoilfive_env  # noqa: F401 (registers the ids)
 from agents import load_agent
+from agents.base import Agent
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.registration import GYMNASIUM_ID
@@ -306,3 +307,268 @@ def test_odd_option_types_and_a_num_envs_for_one_seat_are_refused_in_words():
         gymnasium.make(GYMNASIUM_ID, render_mode=np.array(["ansi"]))
     with pytest.raises(ValueError, match=r"num_envs is not an option of the one-seat env: .*gymnasium\.make_vec"):
         gymnasium.make(GYMNASIUM_ID, num_envs=2)
+
+
+# ------------------------------------------------ an opponent that fails half-way through a step
+
+
+class Breakable(Agent):
+    """Plays the first legal card until told to break: then a float action, or a failed reseed."""
+
+    name = "breakable"
+    broken = False
+
+    def act_batch(self, observations, masks):
+        return masks.argmax(1) + (0.5 if self.broken else 0)
+
+    def reseed(self, seed):
+        if self.broken:
+            raise RuntimeError("no reseeding today")
+        super().reseed(seed)
+
+
+def breakable_env(kind: str, opponent):
+    if kind == "single":
+        return gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=["random", opponent], seat=0)
+    if kind == "vector":
+        return gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
+                                  num_players=3, opponents=["random", opponent], seat=0)
+    pytest.importorskip("stable_baselines3")
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    return SpoilFiveSB3VecEnv(2, num_players=3, opponents=["random", opponent], seat=0, seed=0)
+
+
+def first_legal(env, masks) -> object:
+    """The first legal action of each game of ``masks`` ((B, 107) or (107,)), shaped as ``env.step`` takes it."""
+    actions = np.atleast_2d(masks).argmax(1)
+    return int(actions[0]) if isinstance(env.unwrapped, gymnasium.Env) else actions
+
+
+@pytest.mark.parametrize("kind", ["single", "vector", "sb3"])
+def test_an_opponent_that_fails_mid_step_leaves_the_env_refusing_steps_until_reset(kind):
+    opponent = Breakable(seed=0)
+    env = breakable_env(kind, opponent)
+    env.reset(**({} if kind == "sb3" else {"seed": 0}))
+    opponent.broken = True
+    with pytest.raises(ValueError, match="opponent .*breakable.* returned float64 actions"):
+        for _ in range(20):  # the learner's move is made, then the opponent to his left fails
+            env.step(first_legal(env, env.unwrapped.action_masks()))
+    opponent.broken = False
+    core = env.unwrapped.core
+    assert (core.current != 0).any()  # an opponent is to act: the learner's next action would be his
+    holder = core.holder.copy()
+    with pytest.raises(ValueError, match=r"the last step failed in the move of opponent .*breakable.* \(ValueError: "
+                                         r"opponent .* returned float64 actions.*\), leaving the games half-stepped: "
+                                         r"call reset\(\) to start new episodes"):
+        env.step(first_legal(env, core.legal_mask()))  # was played in the opponent's seat
+    assert np.array_equal(core.holder, holder)
+    env.reset()  # clears it
+    env.step(first_legal(env, env.unwrapped.action_masks()))
+
+
+@pytest.mark.parametrize("kind", ["single", "vector", "sb3"])
+def test_a_reset_whose_opponent_cannot_reseed_changes_no_generator(kind):
+    opponent = Breakable(seed=0)
+    env = breakable_env(kind, opponent)
+    env.reset(**({} if kind == "sb3" else {"seed": 0}))
+    opponent.broken = True
+    raw = env.unwrapped
+    lineup = raw.batch.lineup
+    before = (raw.core.rng.bit_generator.state, [agent.rng.bit_generator.state for agent in lineup.agents],
+              (raw._seat_rng if kind == "sb3" else raw.np_random).bit_generator.state)
+    with pytest.raises(RuntimeError, match="no reseeding today"):
+        if kind == "sb3":
+            env.seed(1)
+            env.reset()
+        else:
+            env.reset(seed=1)  # the random opponent, reseeded first, and the deals were restarted
+    after = (raw.core.rng.bit_generator.state, [agent.rng.bit_generator.state for agent in lineup.agents],
+             (raw._seat_rng if kind == "sb3" else raw.np_random).bit_generator.state)
+    assert after == before
+
+
+# ------------------------------------------------ the SB3 VecEnv's options, indices and step order
+
+
+def sb3_env(num_envs: int = 2):
+    pytest.importorskip("stable_baselines3")
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    return SpoilFiveSB3VecEnv(num_envs, num_players=3, opponents="random", seed=0)
+
+
+def test_the_sb3_vec_env_refuses_reset_options_as_the_gymnasium_envs_do():
+    venv = sb3_env()
+    for options, says in ((5, "options=5 is not allowed: give a dict"),
+                          ({"dealer": 0}, "unknown reset options 'dealer': SpoilFiveSB3VecEnv takes none"),
+                          ([{}, {"dealer": 0}], "unknown reset options 'dealer'")):
+        with pytest.raises(ValueError, match=says):
+            venv.set_options(options)  # was accepted, and ignored by the next reset
+    for options in (None, {}, [{}, None]):
+        venv.set_options(options)
+    venv.reset()
+
+
+def test_the_sb3_vec_env_refuses_indices_out_of_range_and_subsets_of_what_applies_to_every_game():
+    venv = sb3_env()
+    venv.reset()
+    for call in (lambda: venv.get_attr("num_envs", indices=[9]),  # was [2]
+                 lambda: venv.env_method("action_masks", indices=[5]),  # was NumPy's IndexError
+                 lambda: venv.env_is_wrapped(object, indices=-1),
+                 lambda: venv.get_attr("num_envs", indices=[0.5])):
+        with pytest.raises(ValueError, match=r"indices=.* is not allowed: give game indices 0-1, or None for every"):
+            call()
+    lineup = venv.batch.lineup
+    with pytest.raises(ValueError, match=r"indices=\[0\] is not allowed for env_method\('set_opponents'\): it "
+                                         r"applies to every game of the batch at once, so give indices=None"):
+        venv.env_method("set_opponents", "greedy", indices=[0])  # changed every game's opponents
+    with pytest.raises(ValueError, match=r"indices=1 is not allowed for set_attr\('render_mode'\)"):
+        venv.set_attr("render_mode", "ansi", indices=1)
+    assert venv.batch.lineup is lineup and venv.render_mode is None
+    assert venv.get_attr("num_envs", indices=np.int64(1)) == [2]
+    assert len(venv.env_method("action_masks", indices=[1])) == 1
+    venv.env_method("set_opponents", "greedy", indices=[1, 0])  # every game, in any order
+    assert venv.batch.lineup is not lineup
+
+
+def test_the_sb3_vec_env_refuses_step_wait_without_step_async_and_deals_nothing():
+    venv = sb3_env()
+    before = venv.core.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
+        venv.step_wait()  # dealt hands and returned rewards
+    assert venv.core.rng.bit_generator.state == before
+    venv.reset()
+    before = (venv.core.rng.bit_generator.state, venv.core.holder.tobytes())
+    with pytest.raises(ValueError, match=r"step_wait\(\) without step_async\(\): give the actions to "
+                                         r"step_async\(actions\) first, or call step\(actions\)"):
+        venv.step_wait()
+    venv.step_async(venv.action_masks().argmax(1))
+    venv.step_wait()
+    with pytest.raises(ValueError, match=r"step_wait\(\) without step_async\(\)"):
+        venv.step_wait()  # the same actions are not played twice
+    assert (venv.core.rng.bit_generator.state, venv.core.holder.tobytes()) != before
+
+
+# ------------------------------------------------ module and policy-agent arguments
+
+
+def test_rllib_module_options_are_bounded_as_a_checkpoint_is():
+    pytest.importorskip("ray")
+    from agents.policy import MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH
+    from spoilfive_integrations.rllib import masked_module_spec
+
+    for hidden in ((2**40,), (MAX_HIDDEN_WIDTH + 1,), [8] * (MAX_HIDDEN_LAYERS + 1)):
+        with pytest.raises(ValueError, match=rf"hidden=.* is not allowed: .*at most {MAX_HIDDEN_LAYERS} layers"):
+            masked_module_spec(hidden=hidden)  # was accepted, to fail on the worker in torch
+    with pytest.raises(ValueError, match="is not allowed here: the actor and the critic with Adam's state need"):
+        masked_module_spec(hidden=[MAX_HIDDEN_WIDTH] * MAX_HIDDEN_LAYERS)
+    with pytest.raises(ValueError, match=r"encoding=array\('raw'.* is not allowed: choose one of canonical, raw"):
+        masked_module_spec(encoding=np.array("raw"))
+
+
+def test_rllib_policy_agent_refuses_what_is_not_a_module_a_bool_or_a_name():
+    pytest.importorskip("ray")
+    from types import SimpleNamespace
+
+    from agents.policy import PolicyNet
+    from spoilfive_integrations.rllib import policy_agent
+
+    module = SimpleNamespace(net=PolicyNet(hidden=(8,), critic="local"))
+    with pytest.raises(ValueError, match="module must be a SpoilFiveMaskedModule .*, got NoneType"):
+        policy_agent(None)  # was AttributeError
+    with pytest.raises(ValueError, match="greedy='yes' is not allowed: give True .* or False"):
+        policy_agent(module, greedy="yes")
+    with pytest.raises(ValueError, match="name=5 is not allowed: give the agent's name, a non-empty string"):
+        policy_agent(module, name=5)
+    assert policy_agent(module, greedy=np.bool_(False)).greedy is False
+
+
+def test_the_sb3_policy_agent_refuses_what_is_not_a_policy_a_bool_or_a_name():
+    pytest.importorskip("stable_baselines3")
+    from gymnasium import spaces
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    from spoilfive_integrations.sb3 import SB3PolicyAgent
+    from spoilfive_integrations.vector import single_observation_space
+
+    policy = ActorCriticPolicy(single_observation_space(), spaces.Discrete(NUM_ACTIONS), lambda _: 1e-3,
+                               net_arch=[8])
+    with pytest.raises(ValueError, match="policy must be an SB3 policy \\(model.policy\\), got NoneType"):
+        SB3PolicyAgent(None)  # was AttributeError
+    for greedy in ("yes", 1, None):
+        with pytest.raises(ValueError, match=f"greedy={greedy!r} is not allowed: give True .* or False"):
+            SB3PolicyAgent(policy, greedy=greedy)  # was taken as its truth value
+    with pytest.raises(ValueError, match="name=5 is not allowed: give a non-empty string"):
+        SB3PolicyAgent(policy, name=5)
+    assert SB3PolicyAgent(policy, greedy=np.bool_(True)).greedy is True
+
+
+# ------------------------------------------------ the memory check of the envs
+
+
+@pytest.mark.parametrize("kind, name", [("vector", "num_envs"), ("sb3", "num_envs"), ("rllib", "num_games")])
+def test_the_envs_budget_the_memory_they_use_and_name_their_own_size_argument(kind, name, monkeypatch):
+    from spoilfive_env import core as core_module
+
+    games = 1000
+    core_per_game = core_module._STATE_BYTES_PER_GAME + core_module._STATE_BYTES_PER_SEAT * 4 + 4 * OBS_DIM
+    # Room for the core's state and one observation, not for what the env really uses.
+    monkeypatch.setattr(core_module, "physical_memory", lambda: 2 * games * core_per_game)
+    if kind == "vector":
+        from spoilfive_integrations.vector import SpoilFiveVectorEnv as make
+    elif kind == "sb3":
+        pytest.importorskip("stable_baselines3")
+        from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv as make
+    else:
+        pytest.importorskip("ray")
+        from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+        def make(num_games, **options):
+            return SpoilFiveMultiAgentEnv({"num_games": num_games, **options})
+    with pytest.raises(ValueError, match=rf"^{name}={games} is not allowed here: its games need about .* GiB, "
+                                         r"more than this machine's .* GiB; allowed: at most \d+ games"):
+        make(games, num_players=4)  # was accepted (and named batch_size= when refused)
+    make(games // 5, num_players=4)
+
+
+# ------------------------------------------------ keywords the envs do not take
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"opponent": "random"}, r"unknown rules option\(s\) opponent: known options are SpoilFiveGymEnv's own "
+                             r"num_players, opponents, seat, illegal_action, render_mode, mode, reward and the rules "
+                             r"options allow_jink, .* and preset$"),
+    ({"seed": 3}, r"^seed is not an option of SpoilFiveGymEnv: the seed goes to reset\(seed=...\)$"),
+], ids=["opponent", "seed"])
+def test_an_unknown_env_keyword_is_named_with_the_env_s_own_keywords(kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        gymnasium.make(GYMNASIUM_ID, **kwargs)
+    with pytest.raises(ValueError, match=says.replace("SpoilFiveGymEnv's own", "SpoilFiveVectorEnv's own num_envs,")
+                       .replace("of SpoilFiveGymEnv", "of SpoilFiveVectorEnv")):
+        gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
+
+
+def test_the_sb3_vec_env_names_its_own_keywords_too():
+    pytest.importorskip("stable_baselines3")
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    with pytest.raises(ValueError, match=r"unknown rules option\(s\) opponent: known options are SpoilFiveSB3VecEnv's "
+                                         r"own num_envs, num_players, opponents, seat, illegal_action, seed, mode"):
+        SpoilFiveSB3VecEnv(2, opponent="random")
+
+
+@pytest.mark.parametrize("config, says", [
+    ({"num_envs": 8}, "num_envs is not an option of SpoilFiveMultiAgentEnv: the number of games is num_games"),
+    ({"opponents": "random"}, "opponents is not an option of SpoilFiveMultiAgentEnv: RLlib's policies play every"),
+    ({"seat": 0}, "seat is not an option of SpoilFiveMultiAgentEnv: RLlib's policies play every seat"),
+    ({"render_mode": "ansi"}, "render_mode is not an option of SpoilFiveMultiAgentEnv: this env does not render"),
+    ({"games": 8}, r"unknown rules option\(s\) games: known options are SpoilFiveMultiAgentEnv's own num_games, "
+                   r"num_players, mode, reward, illegal_action, seed and the rules options allow_jink"),
+], ids=["num_envs", "opponents", "seat", "render_mode", "games"])
+def test_the_rllib_env_names_its_config_keys_for_one_it_does_not_take(config, says):
+    pytest.importorskip("ray")
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    with pytest.raises(ValueError, match=says):
+        SpoilFiveMultiAgentEnv({"num_games": 2, **config})

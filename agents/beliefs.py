@@ -38,9 +38,9 @@ from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
     json_text,
-    non_negative_int,
     positive_float,
     positive_int,
+    seed_value,
     table_size,
 )
 from spoilfive_env.core import PHASE_PLAY, SpoilFiveCore
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=positive_int, default=64, help="deals sampled a decision (default 64)")
     parser.add_argument("--floor", type=positive_float, default=0.05,
                         help="share of a uniform choice mixed into each play's probability, at most 1 (default 0.05)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and samples (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and samples (default 0)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.floor > 1:

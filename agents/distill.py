@@ -45,10 +45,10 @@ from tqdm.auto import tqdm
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
-    non_negative_int,
     positive_float,
     positive_int,
     positive_ints,
+    seed_value,
     table_sizes,
     unwritable,
     written_whole,
@@ -239,7 +239,7 @@ def main(argv=None) -> int:
                         help="table sizes, comma-separated (default %(default)s)")
     parser.add_argument("--deals", type=positive_ints, default=",".join(map(str, DEFAULT_DEALS)),
                         help="deals at each table size: one number for all or one per size (default %(default)s)")
-    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED,
+    parser.add_argument("--seed", type=seed_value, default=DEFAULT_SEED,
                         help="size i of --players plays the deals of seed + i (default %(default)s)")
     parser.add_argument("--samples", type=positive_int, default=None,
                         help=f"deals sampled per decision (default: the expert's own, {DEFAULT_SAMPLES} for "

@@ -65,6 +65,7 @@ from spoilfive_env.cli import (
     non_negative_int,
     positive_int,
     rule_option,
+    seed_value,
 )
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
@@ -670,7 +671,7 @@ def main(argv=None) -> int:
                              "filled with its last agent); names, name:key=value specs or checkpoint paths")
     parser.add_argument("--deals", type=deal_count, default=1000,
                         help=f"number of deals, 1 to {MAX_DEALS:,} (default 1000)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and agents (default 0)")
     parser.add_argument("--preset", default=None, help="rules preset (default, hoyle, dealer_feeds)")
     parser.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE", type=rule_option,
                         help="a rules option, e.g. --rule jink_bonus=1 (repeatable)")

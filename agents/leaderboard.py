@@ -44,7 +44,7 @@ from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
     json_text,
-    non_negative_int,
+    seed_value,
     table_sizes,
     unwritable,
     written_whole,
@@ -291,7 +291,7 @@ def main(argv=None) -> int:
                         help="comma-separated agents, at least two: names, name:key=value specs or checkpoint paths")
     parser.add_argument("--deals", type=deal_count, default=2000,
                         help=f"duplicate deals per table, 1 to {MAX_DEALS:,} (default 2000)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deals and agents (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of the deals and agents (default 0)")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                         help="play on a Ray cluster: no address starts a local one, 'auto' joins this machine's, "

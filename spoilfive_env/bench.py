@@ -67,7 +67,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .actions import NUM_ACTIONS
-from .cli import ArgumentParser, exit_interrupted, json_text, non_negative_int, positive_int, positive_ints, table_sizes
+from .cli import (
+    ArgumentParser,
+    exit_interrupted,
+    json_text,
+    non_negative_int,
+    positive_int,
+    positive_ints,
+    seed_value,
+    table_sizes,
+)
 from .core import SpoilFiveCore, check_fits_in_memory
 from .env import env as make_env
 from .observation import observation_backend
@@ -662,7 +671,7 @@ def main(argv=None) -> int:
                         help="comma-separated table sizes (default 2,4,6,10)")
     parser.add_argument("--batch-sizes", type=positive_ints, default=None,
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
-    parser.add_argument("--seed", type=non_negative_int, default=None,
+    parser.add_argument("--seed", type=seed_value, default=None,
                         help="seed of the deals and the random actions (default 0)")
     parser.add_argument("--peers", action="store_true",
                         help="measure beside the installed peers (PettingZoo classic, Pgx, OpenSpiel: the "

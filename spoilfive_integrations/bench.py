@@ -27,9 +27,9 @@ from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
     json_text,
-    non_negative_int,
     positive_float,
     positive_int,
+    seed_value,
     table_size,
 )
 
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
                         help=f"time per measurement (default {DEFAULT_SECONDS:g})")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                         help=f"alternations of the two measurements (default {DEFAULT_ROUNDS})")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals, seats and actions")
+    parser.add_argument("--seed", type=seed_value, default=0, help="seed of deals, seats and actions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if args.seconds > MAX_SECONDS:

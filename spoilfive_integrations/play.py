@@ -38,7 +38,15 @@ from spoilfive_env.cards import (
     card_index,
     card_str,
 )
-from spoilfive_env.cli import ArgumentParser, comma_items, exit_interrupted, non_negative_int, positive_int, table_size
+from spoilfive_env.cli import (
+    ArgumentParser,
+    comma_items,
+    exit_interrupted,
+    non_negative_int,
+    positive_int,
+    seed_value,
+    table_size,
+)
 from spoilfive_env.core import PHASE_JINK, PHASE_PLAY, PHASE_ROB
 from spoilfive_env.env import raw_env, render_table
 from spoilfive_env.rules import PRESETS, make_rules
@@ -298,7 +306,7 @@ def main(argv=None) -> int:
     parser.add_argument("--opponents", default="spoiler",
                         help="agent names or checkpoint paths, comma-separated (default spoiler)")
     parser.add_argument("--seat", type=non_negative_int, default=0, help="your seat (default 0)")
-    parser.add_argument("--seed", type=non_negative_int, default=None, help="seed of the deals and the agents")
+    parser.add_argument("--seed", type=seed_value, default=None, help="seed of the deals and the agents")
     parser.add_argument("--hands", type=positive_int, default=None, help="hands in the game (default 10)")
     parser.add_argument("--preset", default=None, help="rules preset: default, hoyle, dealer_feeds")
     args = parser.parse_args(argv)

@@ -191,7 +191,7 @@ EVALUATE_CASES = [
     (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
     (["--agents", "random", "--players", "11"], ["--players 11", "2 to 10"]),
     (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
-    (["--agents", "random", "--seed", "-3"], ["--seed", "at least 0"]),
+    (["--agents", "random", "--seed", "-3"], ["--seed", "a seed from 0 to 4,294,967,295"]),
     (["--agents", "random", "--deals", "99999999999999999999"], ["--deals", "at most 1,000,000"]),
     (["--agents", "random", "--preset", "casino"], ["--preset", "default, hoyle"]),
     (["--players", "4"], ["--agents"]),
@@ -358,3 +358,25 @@ def test_evaluate_refuses_a_core_batch_too_large_for_memory_before_any_play(caps
     refused_in_process(main, ["--agents", "random", "--players", "10", "--deals", "1000000", "--batch-size",
                               "100000000"], capsys,
                        "--batch-size 100000000 with --deals 1000000: a core batch of 10000000 games is not allowed")
+
+
+SEEDED_COMMANDS = {
+    "agents.evaluate": ["--agents", "random", "--deals", "2"],
+    "agents.leaderboard": ["--agents", "random,greedy", "--deals", "2"],
+    "agents.beliefs": ["--games", "2"],
+    "agents.distill": ["--out", "x.pt"],
+    "spoilfive_env.bench": ["--quick"],
+    "spoilfive_integrations.bench": [],
+    "spoilfive_integrations.play": [],
+}
+
+
+@pytest.mark.parametrize("module", SEEDED_COMMANDS)
+def test_every_command_takes_the_same_seeds_as_train(module, capsys):
+    """Seeds 0 to 2**32 - 1 everywhere, as train.py and the examples take them (they were any whole
+    number of at least 0 in these commands)."""
+    from importlib import import_module
+
+    main = import_module(module).main
+    refused_in_process(main, [*SEEDED_COMMANDS[module], "--seed", str(2**32)], capsys,
+                       "--seed", "give a seed from 0 to 4,294,967,295")

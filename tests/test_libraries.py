@@ -291,21 +291,28 @@ def test_torchrl_example_trains_and_evaluates():
 
 
 # ---------------------------------------------------------------------- Tianshou
-def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_trajectory():
-    from tianshou.data import Collector, VectorReplayBuffer
-    from tianshou.env import DummyVectorEnv, PettingZooEnv
-    from tianshou.utils.torch_utils import policy_within_training_step
+def seat_trajectories(players: int):
+    """The example's shared PPO over every seat of a ``players`` table, as ``SeatTrajectories``, and its env."""
+    from tianshou.env import PettingZooEnv
 
     from spoilfive_integrations.tianshou import SeatTrajectories
 
     example = load_example("tianshou_ppo")
-    players = 5
     env = PettingZooEnv(spoilfive_env.env(num_players=players))
     policy = example.DiscreteActorPolicy(actor=example.MaskedActor(32), action_space=env.action_space,
                                          observation_space=env.observation_space)
     shared = example.PPO(policy=policy, critic=example.SeatCritic(32), gamma=1.0,
                          optim=example.AdamOptimizerFactory(lr=1e-3))
-    algorithm = SeatTrajectories(algorithms=[shared] * players, env=env)
+    return env, SeatTrajectories(algorithms=[shared] * players, env=env)
+
+
+def test_tianshou_collector_respects_masks_and_every_seat_learns_from_its_own_trajectory():
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    players = 5
+    env, algorithm = seat_trajectories(players)
     buffer = VectorReplayBuffer(2000, 1)
     collector = Collector(algorithm, DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))]),
                           buffer)
@@ -337,16 +344,8 @@ def test_tianshou_with_two_environments_keeps_each_seat_s_trajectory_in_its_own_
     from tianshou.env import DummyVectorEnv, PettingZooEnv
     from tianshou.utils.torch_utils import policy_within_training_step
 
-    from spoilfive_integrations.tianshou import SeatTrajectories
-
-    example = load_example("tianshou_ppo")
     players = 3
-    env = PettingZooEnv(spoilfive_env.env(num_players=players))
-    policy = example.DiscreteActorPolicy(actor=example.MaskedActor(32), action_space=env.action_space,
-                                         observation_space=env.observation_space)
-    shared = example.PPO(policy=policy, critic=example.SeatCritic(32), gamma=1.0,
-                         optim=example.AdamOptimizerFactory(lr=1e-3))
-    algorithm = SeatTrajectories(algorithms=[shared] * players, env=env)
+    env, algorithm = seat_trajectories(players)
     buffer = VectorReplayBuffer(2000, 2)
     games = DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players))] * 2)
     games.seed(seed)

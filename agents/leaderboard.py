@@ -21,7 +21,7 @@ every rotation. Per agent and size the board gives:
   (natural-log units: a rating 0.7 above another wins about twice as many pools in a
   head-to-head seat). Its 95% interval comes from the fit's Fisher information.
 * the **cooperative-spoiling figures** of its lone seat (:mod:`agents.spoiling`): how often
-  it stops a player on two tricks (of the hands where another player reached two, the
+  it stops a player on two tricks (of the hands where another player was the first to reach two, the
   share where that player did not win and this seat took a trick after he reached two),
   how often it takes a pool it was on two tricks for, and how often it overtakes a fellow
   player who was already beating the threat (of its chances to do so).
@@ -244,9 +244,9 @@ def format_board(board: dict) -> str:
         f"best (load_agent(\"best\"), the strongest agent shipped) is {board['best_is']}",
         ("rating: Luce choice model fitted to who won each pool (choix), centred, 95% interval from its Fisher "
          "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "
-         "by deal); stops: share of the hands where another player reached two tricks that he lost while this "
-         "seat took a later trick; 2-trick wins: pools won of the hands it reached two tricks; overtakes: share of "
-         "its chances to overtake a fellow already beating the threat that it took"),
+         "by deal); stops: share of the hands where another player was the first to reach two tricks that he lost "
+         "while this seat took a later trick; 2-trick wins: pools won of the hands it reached two tricks; "
+         "overtakes: share of its chances to overtake a fellow already beating the threat that it took"),
     ]
     return "\n".join(lines)
 

@@ -19,6 +19,10 @@ per game and :func:`agents.evaluate.summarise` turns into figures per agent:
 
 Only public facts and the acting player's own legal cards are read, so the figures mean the
 same for every kind of agent.
+
+In partnerships (``partnerships=True``) the sides are the two teams: the threat is the first team
+to hold two tricks between its partners, only the other team faces it, and a seat's fellow is its
+partner (:func:`sides_of`).
 """
 
 from __future__ import annotations
@@ -61,9 +65,13 @@ def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     best_strength = score[sub[:, 0], slot]
     seat_of_slot = (core.leader[g].astype(np.int64)[:, None] + np.arange(n)) % n
     best_seat = seat_of_slot[sub[:, 0], slot]
-    tricks = core.tricks_won[g].astype(np.int64)
-    threat = (tricks >= THREAT_TRICKS) | (np.arange(n)[None, :] == core.jinker[g].astype(np.int64)[:, None])
-    threat[sub[:, 0], me] = False
+    side = sides_of(n, core.rules.partnerships)
+    seat_tricks = core.tricks_won[g].astype(np.int64)
+    tricks = np.stack([seat_tricks[:, side == s].sum(axis=1) for s in side], axis=1)  # each seat's side's
+    jinker = core.jinker[g].astype(np.int64)
+    jinking_side = np.where(jinker >= 0, side[np.maximum(jinker, 0)], -1)
+    threat = (tricks >= THREAT_TRICKS) | (side[None, :] == jinking_side[:, None])
+    threat &= side[None, :] != side[me][:, None]  # never one's own side
     in_trick = np.zeros((len(g), n), bool)
     in_trick[sub, seat_of_slot] = played
     threat_beaten = (threat & in_trick).any(axis=1) & ~threat[sub[:, 0], best_seat]
@@ -90,22 +98,33 @@ def trick_winners(core, trick_number_before: np.ndarray):
     return completed, core.trick_number[completed].astype(np.int64) - 1, core.leader[completed].astype(np.int64)
 
 
-def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int):
+def sides_of(num_players: int, partnerships: bool) -> np.ndarray:
+    """``(n,)`` the side each seat plays for, as the core scores it: the seat itself, or its team
+    (``seat % 2``) in partnerships, where three tricks between the partners win."""
+    seats = np.arange(num_players)
+    return seats % 2 if partnerships else seats
+
+
+def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int, sides: np.ndarray | None = None):
     """Who faced a two-trick player and who stopped him, per game and seat.
 
     Args:
         trick_winner: ``(G, 5)`` seat that won each trick, -1 for tricks not played.
-        winner: ``(G,)`` the seat that won the pool, -1 when spoiled.
+        winner: ``(G,)`` the side that won the pool (the seat; the team in partnerships), -1 when spoiled.
         num_players: seats per game.
+        sides: ``(n,)`` each seat's side (:func:`sides_of`); default the seat itself. In partnerships
+            the threat is the first team to reach two tricks between its partners, and only the other
+            team faces it.
 
     Returns:
-        ``(faced, stopped)`` bool ``(G, n)``: another player reached two tricks in the hand;
-        and he did not win the pool while this seat took a trick after he reached two.
+        ``(faced, stopped)`` bool ``(G, n)``: another side reached two tricks in the hand; and it did
+        not win the pool while this seat took a trick after it reached two.
     """
     G, n = len(winner), num_players
     seats = np.arange(n)
-    won = trick_winner[:, :, None] == seats  # (G, 5, n)
-    running = won.cumsum(axis=1)
+    side_of = seats if sides is None else np.asarray(sides)
+    trick_side = np.where(trick_winner >= 0, side_of[np.maximum(trick_winner, 0)], -1)
+    running = (trick_side[:, :, None] == np.arange(side_of.max() + 1)).cumsum(axis=1)  # (G, 5, sides)
     reached = running >= THREAT_TRICKS
     anyone = reached.any(axis=2)  # (G, 5)
     has_threat = anyone.any(axis=1)
@@ -113,7 +132,7 @@ def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int):
     rows = np.arange(G)
     threat = np.where(has_threat, reached[rows, np.minimum(first, NUM_TRICKS - 1)].argmax(axis=1), -1)
     after = np.arange(NUM_TRICKS)[None, :] > first[:, None]
-    took_later = (won & after[:, :, None]).any(axis=1)
-    faced = has_threat[:, None] & (seats[None, :] != threat[:, None])
+    took_later = ((trick_winner[:, :, None] == seats) & after[:, :, None]).any(axis=1)
+    faced = has_threat[:, None] & (side_of[None, :] != threat[:, None])
     stopped = faced & (winner != threat)[:, None] & took_later
     return faced, stopped

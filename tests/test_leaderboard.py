@@ -14,7 +14,7 @@ pytest.importorskip("choix")
 
 from agents import BEST  # noqa: E402
 from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
-from agents.spoiling import stops  # noqa: E402
+from agents.spoiling import overtake_events, sides_of, stops  # noqa: E402
 
 DEALS = 200
 
@@ -85,6 +85,39 @@ def test_fit_recovers_known_strengths():
     ratings, ci = fit_ratings(tables, names, n)
     assert np.all(np.abs(ratings - (truth - truth.mean())) < ci)
     assert np.all(ci < 0.1)
+
+
+def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team():
+    # 4 players, teams {0, 2} and {1, 3}. The winner of a partnership pool is the team.
+    trick_winner = np.array([[1, 2, 0, 3, 3],    # team 0 on two at trick 3; seat 3 takes 4 and 5: team 1 wins
+                             [0, 2, 1, 0, 3]])   # team 0 on two at trick 2 and wins with trick 4
+    winner = np.array([1, 0])
+    faced, stopped = stops(trick_winner, winner, 4, sides_of(4, partnerships=True))
+    assert faced.tolist() == [[False, True, False, True]] * 2  # never the threat's own partner
+    assert stopped.tolist() == [[False, False, False, True], [False] * 4]
+    # read seat by seat, seat 3 was "the threat" of the first hand and the team's number 1 "not him"
+    faced, stopped = stops(trick_winner, winner, 4)
+    assert stopped[0].tolist() != [False, False, False, True]
+
+
+@pytest.mark.parametrize("card, overtakes", [("KS", True), ("4S", False)])
+def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the_threat_team(card, overtakes):
+    """Clubs trump, nobody holds a club or the AH. Team 0 (seats 0, 2) takes tricks 1 and 2, one each:
+    no seat is on two, but the team is. In trick 3 seat 3 (team 1) beats the team's 2S and 3S with the QS;
+    seat 1, his partner, may overtake with the KS or play the 4S."""
+    from spoilfive_env.cards import card_index
+    from spoilfive_env.core import SpoilFiveCore
+    from spoilfive_env.rules import Rules
+
+    hands = ["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"]
+    core = SpoilFiveCore(1, rules=Rules(num_players=4, partnerships=True), deal=False)
+    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
+               turnups=np.array([card_index("9C")]), dealers=np.array([3]))
+    for played in "KD 2D 3D 4D 2H 3H KH 4H 2S QS 3S".split():
+        core.step(np.array([card_index(played)]))
+    assert int(core.current[0]) == 1 and core.tricks_won[0].tolist() == [1, 0, 1, 0]
+    chance, overtook = overtake_events(core, np.array([card_index(card)]))
+    assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
 
 
 def test_stops_on_a_hand_made_hand():

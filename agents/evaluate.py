@@ -73,7 +73,7 @@ from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 from . import load_agent
 from .base import Agent, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
-from .spoiling import overtake_events, sides_of, stops, trick_winners
+from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
 MAX_DEALS = 1_000_000
@@ -355,7 +355,7 @@ def _deal_sums(values: np.ndarray, num_deals: int) -> np.ndarray:
 
 def _seat_won(outcome: dict, rules: Rules) -> np.ndarray:
     """``(G, n)``: the seat's side took the pool (in partnerships, both partners)."""
-    return outcome["winner"][:, None] == sides_of(rules.num_players, rules.partnerships)[None, :]
+    return outcome["winner"][:, None] == rules.sides()[None, :]
 
 
 def _group_per_deal(outcome: dict, seat_won: np.ndarray, mine: np.ndarray, num_deals: int):
@@ -392,7 +392,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
     jink_won = jinked & outcome["jink_won"][:, None]
     won_any = (winner >= 0)
-    faced, stopped = stops(outcome["trick_winner"], winner, n, sides_of(n, rules.partnerships))
+    faced, stopped = stops(outcome["trick_winner"], winner, n, rules.sides())
 
     def by_deal(values):
         return _deal_sums(values, num_deals)

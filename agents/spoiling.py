@@ -22,7 +22,7 @@ same for every kind of agent.
 
 In partnerships (``partnerships=True``) the sides are the two teams: the threat is the first team
 to hold two tricks between its partners, only the other team faces it, and a seat's fellow is its
-partner (:func:`sides_of`).
+partner (:meth:`spoilfive_env.rules.Rules.sides`).
 """
 
 from __future__ import annotations
@@ -65,9 +65,8 @@ def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     best_strength = score[sub[:, 0], slot]
     seat_of_slot = (core.leader[g].astype(np.int64)[:, None] + np.arange(n)) % n
     best_seat = seat_of_slot[sub[:, 0], slot]
-    side = sides_of(n, core.rules.partnerships)
-    seat_tricks = core.tricks_won[g].astype(np.int64)
-    tricks = np.stack([seat_tricks[:, side == s].sum(axis=1) for s in side], axis=1)  # each seat's side's
+    side = core.rules.sides()
+    tricks = core.tricks_won[g].astype(np.int64) @ (side[:, None] == side[None, :])  # each seat's side's
     jinker = core.jinker[g].astype(np.int64)
     jinking_side = np.where(jinker >= 0, side[np.maximum(jinker, 0)], -1)
     threat = (tricks >= THREAT_TRICKS) | (side[None, :] == jinking_side[:, None])
@@ -98,13 +97,6 @@ def trick_winners(core, trick_number_before: np.ndarray):
     return completed, core.trick_number[completed].astype(np.int64) - 1, core.leader[completed].astype(np.int64)
 
 
-def sides_of(num_players: int, partnerships: bool) -> np.ndarray:
-    """``(n,)`` the side each seat plays for, as the core scores it: the seat itself, or its team
-    (``seat % 2``) in partnerships, where three tricks between the partners win."""
-    seats = np.arange(num_players)
-    return seats % 2 if partnerships else seats
-
-
 def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int, sides: np.ndarray | None = None):
     """Who faced a two-trick player and who stopped him, per game and seat.
 
@@ -112,7 +104,7 @@ def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int, sides:
         trick_winner: ``(G, 5)`` seat that won each trick, -1 for tricks not played.
         winner: ``(G,)`` the side that won the pool (the seat; the team in partnerships), -1 when spoiled.
         num_players: seats per game.
-        sides: ``(n,)`` each seat's side (:func:`sides_of`); default the seat itself. In partnerships
+        sides: ``(n,)`` each seat's side (:meth:`Rules.sides`); default the seat itself. In partnerships
             the threat is the first team to reach two tricks between its partners, and only the other
             team faces it.
 

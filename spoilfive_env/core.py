@@ -156,7 +156,7 @@ class SpoilFiveCore:
         self.rng = rng
         self._all = np.arange(B)
         self._seats = np.arange(n, dtype=np.int8)
-        self._team_of_seat = (self._seats % 2).astype(np.int8)
+        self._side_of_seat = rules.sides().astype(np.int8)
         self._next_seat = np.roll(self._seats, -1)  # seat to the left: one gather, no modulo
 
         i8 = np.int8
@@ -478,8 +478,8 @@ class SpoilFiveCore:
         return values
 
     def _side(self, seats: np.ndarray) -> np.ndarray:
-        """The scoring side of seats: the seat itself, or its team (seat % 2) in partnerships."""
-        return seats % 2 if self.rules.partnerships else seats
+        """The scoring side of seats (:meth:`Rules.sides`)."""
+        return self._side_of_seat[seats]
 
     def _deal(self, idx, dealers, hands=None, turnups=None):
         """Deal a new hand in games ``idx``: cards, trump tables, robbing and antes."""
@@ -680,7 +680,7 @@ class SpoilFiveCore:
 
         side = self._side(winner)
         if self.rules.partnerships:
-            on_side = self._team_of_seat[None, :] == side[:, None]
+            on_side = self._side_of_seat[None, :] == side[:, None]
             side_tricks = (self.tricks_won[t] * on_side).sum(axis=1)
         else:
             side_tricks = self.tricks_won[t, winner]
@@ -713,7 +713,7 @@ class SpoilFiveCore:
         w = e[won]
         side = winners[won]
         if rules.partnerships:
-            on_side = self._team_of_seat[None, :] == side[:, None]
+            on_side = self._side_of_seat[None, :] == side[:, None]
             team_size = n // 2
             share = self.pool[w] // team_size
             self.chips[w] += on_side * share[:, None] + np.where(

@@ -217,6 +217,12 @@ class Rules:
     def replace(self, **changes) -> Rules:
         return self.from_options(**{**dataclasses.asdict(self), **changes})
 
+    def sides(self) -> np.ndarray:
+        """``(num_players,)`` the side each seat plays and is scored for: the seat itself, or its team
+        (``seat % 2``) in partnerships, where three tricks between the partners win."""
+        seats = np.arange(self.num_players)
+        return seats % 2 if self.partnerships else seats
+
 
 PRESETS: dict[str, dict] = {
     "default": {},

@@ -14,7 +14,8 @@ pytest.importorskip("choix")
 
 from agents import BEST  # noqa: E402
 from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
-from agents.spoiling import overtake_events, sides_of, stops  # noqa: E402
+from agents.spoiling import overtake_events, stops  # noqa: E402
+from spoilfive_env.rules import Rules  # noqa: E402
 
 DEALS = 200
 
@@ -92,7 +93,7 @@ def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team()
     trick_winner = np.array([[1, 2, 0, 3, 3],    # team 0 on two at trick 3; seat 3 takes 4 and 5: team 1 wins
                              [0, 2, 1, 0, 3]])   # team 0 on two at trick 2 and wins with trick 4
     winner = np.array([1, 0])
-    faced, stopped = stops(trick_winner, winner, 4, sides_of(4, partnerships=True))
+    faced, stopped = stops(trick_winner, winner, 4, Rules(num_players=4, partnerships=True).sides())
     assert faced.tolist() == [[False, True, False, True]] * 2  # never the threat's own partner
     assert stopped.tolist() == [[False, False, False, True], [False] * 4]
     # read seat by seat, seat 3 was "the threat" of the first hand and the team's number 1 "not him"
@@ -107,7 +108,6 @@ def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the
     seat 1, his partner, may overtake with the KS or play the 4S."""
     from spoilfive_env.cards import card_index
     from spoilfive_env.core import SpoilFiveCore
-    from spoilfive_env.rules import Rules
 
     hands = ["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"]
     core = SpoilFiveCore(1, rules=Rules(num_players=4, partnerships=True), deal=False)

@@ -203,14 +203,19 @@ class Rules:
         return cls.from_options(**{**PRESETS[name], **overrides})
 
     @classmethod
+    def option_names(cls) -> list[str]:
+        """The rules options by name, sorted (besides them, ``make_rules`` takes ``preset``)."""
+        return sorted(field.name for field in dataclasses.fields(cls))
+
+    @classmethod
     def from_options(cls, **options) -> Rules:
         """Rules from keyword options, refusing unknown names with the list of known ones."""
-        known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - known)
+        known = cls.option_names()
+        unknown = sorted(set(options) - set(known))
         if unknown:
             raise ValueError(
                 f"unknown rules option(s) {', '.join(unknown)}: known options are "
-                f"{', '.join(sorted(known))} and preset"
+                f"{', '.join(known)} and preset"
             )
         return cls(**options)
 

@@ -48,7 +48,6 @@ Version history: v0, the first release.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Mapping
 
@@ -83,10 +82,6 @@ def check_env_fits_in_memory(num_games: int, num_players: int, name: str,
     check_fits_in_memory(num_games, num_players, name=name, bytes_per_game=memory[0] + memory[1] * num_players)
 
 
-RULES_OPTIONS = (*sorted(field.name for field in dataclasses.fields(Rules)), "preset")
-"""The keywords :func:`spoilfive_env.rules.make_rules` takes, which every env passes on."""
-
-
 def own_keywords(env_class) -> list[str]:
     """The named arguments of ``env_class``'s constructor, the ones that are not rules options."""
     parameters = list(inspect.signature(env_class.__init__).parameters.values())[1:]
@@ -100,11 +95,12 @@ def check_env_keywords(options: Mapping, env_name: str, own, hints: Mapping | No
     for key, hint in (hints or {}).items():
         if key in options:
             raise ValueError(f"{key} is not an option of {env_name}: {hint}")
-    unknown = sorted(map(str, set(options) - set(RULES_OPTIONS)))
+    rules_options = Rules.option_names()
+    unknown = sorted(map(str, set(options) - {*rules_options, "preset"}))
     if unknown:
         raise ValueError(f"unknown rules option(s) {', '.join(unknown)}: known options are {env_name}'s own "
                          f"{', '.join(own)} and the rules options "
-                         f"{', '.join(name for name in RULES_OPTIONS[:-1] if name not in own)} and preset")
+                         f"{', '.join(name for name in rules_options if name not in own)} and preset")
 
 
 def single_observation_space() -> spaces.Box:

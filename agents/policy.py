@@ -85,6 +85,13 @@ MAX_HIDDEN_WIDTH = 16384
 CHECKPOINT_KIND = "a .pt file written by train.py (torch.save of a dict of tensors and plain values)"
 
 
+def within_layer_limits(hidden) -> bool:
+    """``hidden`` lists 1 to :data:`MAX_HIDDEN_LAYERS` whole layer widths, each 1 to :data:`MAX_HIDDEN_WIDTH`:
+    what a checkpoint may hold (the caller checks that it is a list)."""
+    return 1 <= len(hidden) <= MAX_HIDDEN_LAYERS and all(
+        is_integer(width) and 1 <= width <= MAX_HIDDEN_WIDTH for width in hidden)
+
+
 def network_too_large(hidden) -> str | None:
     """Why an actor and a critic (each an MLP from the observation through layers of these widths) cannot
     be trained here, or None: a layer wider than :data:`MAX_HIDDEN_WIDTH`, or float32 weights, gradients
@@ -474,9 +481,7 @@ def _network_config(path, model) -> dict:
         raise CheckpointError(f"{path}: its model entry must be a dict such as {PolicyNet().config}, "
                               f"got {type(model).__name__}")
     hidden, critic, encoding = model.get("hidden"), model.get("critic"), model.get("encoding", "raw")
-    if not isinstance(hidden, (list, tuple)) or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS or not all(
-            is_integer(width) and 1 <= width <= MAX_HIDDEN_WIDTH
-            for width in hidden):
+    if not isinstance(hidden, (list, tuple)) or not within_layer_limits(hidden):
         raise CheckpointError(f"{path}: model['hidden'] must list 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
                               f"1 to {MAX_HIDDEN_WIDTH}, got {hidden!r}")
     if not isinstance(critic, str) or critic not in CRITICS:

@@ -63,6 +63,7 @@ from agents.policy import (
     PolicyNet,
     checked_greedy,
     network_too_large,
+    within_layer_limits,
 )
 from spoilfive_env.actions import NUM_ACTIONS, action_id
 from spoilfive_env.core import SpoilFiveCore, checked_seed
@@ -306,9 +307,7 @@ def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
     """The ``rl_module_spec`` of one shared :class:`SpoilFiveMaskedModule` named ``policy``.
 
     The options are checked here, where they are given, not when RLlib builds the module on a worker."""
-    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) \
-            or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS \
-            or not all(is_integer(width) and 1 <= width <= MAX_HIDDEN_WIDTH for width in hidden):
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) or not within_layer_limits(hidden):
         raise ValueError(f"hidden={hidden!r} is not allowed: give a list of one or more positive whole layer widths "
                          f"(at most {MAX_HIDDEN_LAYERS} layers of at most {MAX_HIDDEN_WIDTH:,})")
     why = network_too_large(hidden)

@@ -354,7 +354,6 @@ MAX_TIMED = 10_000
 def main(argv=None) -> int:
     """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...]``: :func:`decision_times`
     as JSON."""
-
     from spoilfive_env.cli import ArgumentParser, positive_int, table_size
 
     from .evaluate import refuse_bad_agents

@@ -327,16 +327,22 @@ class Breakable(Agent):
         super().reseed(seed)
 
 
-def breakable_env(kind: str, opponent):
+def broken_after_reset(kind: str):
+    """An env of ``kind`` with a :class:`Breakable` opponent, reset (seed 0), and the opponent then broken."""
+    opponent = Breakable(seed=0)
     if kind == "single":
-        return gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=["random", opponent], seat=0)
-    if kind == "vector":
-        return gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
-                                  num_players=3, opponents=["random", opponent], seat=0)
-    pytest.importorskip("stable_baselines3")
-    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+        env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=["random", opponent], seat=0)
+    elif kind == "vector":
+        env = gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
+                                 num_players=3, opponents=["random", opponent], seat=0)
+    else:
+        pytest.importorskip("stable_baselines3")
+        from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
 
-    return SpoilFiveSB3VecEnv(2, num_players=3, opponents=["random", opponent], seat=0, seed=0)
+        env = SpoilFiveSB3VecEnv(2, num_players=3, opponents=["random", opponent], seat=0, seed=0)
+    env.reset(**({} if kind == "sb3" else {"seed": 0}))
+    opponent.broken = True
+    return env, opponent
 
 
 def first_legal(env, masks) -> object:
@@ -347,10 +353,7 @@ def first_legal(env, masks) -> object:
 
 @pytest.mark.parametrize("kind", ["single", "vector", "sb3"])
 def test_an_opponent_that_fails_mid_step_leaves_the_env_refusing_steps_until_reset(kind):
-    opponent = Breakable(seed=0)
-    env = breakable_env(kind, opponent)
-    env.reset(**({} if kind == "sb3" else {"seed": 0}))
-    opponent.broken = True
+    env, opponent = broken_after_reset(kind)
     with pytest.raises(ValueError, match="opponent .*breakable.* returned float64 actions"):
         for _ in range(20):  # the learner's move is made, then the opponent to his left fails
             env.step(first_legal(env, env.unwrapped.action_masks()))
@@ -369,23 +372,21 @@ def test_an_opponent_that_fails_mid_step_leaves_the_env_refusing_steps_until_res
 
 @pytest.mark.parametrize("kind", ["single", "vector", "sb3"])
 def test_a_reset_whose_opponent_cannot_reseed_changes_no_generator(kind):
-    opponent = Breakable(seed=0)
-    env = breakable_env(kind, opponent)
-    env.reset(**({} if kind == "sb3" else {"seed": 0}))
-    opponent.broken = True
+    env, _ = broken_after_reset(kind)
     raw = env.unwrapped
-    lineup = raw.batch.lineup
-    before = (raw.core.rng.bit_generator.state, [agent.rng.bit_generator.state for agent in lineup.agents],
-              (raw._seat_rng if kind == "sb3" else raw.np_random).bit_generator.state)
+
+    def generator_states():
+        return (raw.core.rng.bit_generator.state, [agent.rng.bit_generator.state for agent in raw.batch.lineup.agents],
+                (raw._seat_rng if kind == "sb3" else raw.np_random).bit_generator.state)
+
+    before = generator_states()
     with pytest.raises(RuntimeError, match="no reseeding today"):
         if kind == "sb3":
             env.seed(1)
             env.reset()
         else:
             env.reset(seed=1)  # the random opponent, reseeded first, and the deals were restarted
-    after = (raw.core.rng.bit_generator.state, [agent.rng.bit_generator.state for agent in lineup.agents],
-             (raw._seat_rng if kind == "sb3" else raw.np_random).bit_generator.state)
-    assert after == before
+    assert generator_states() == before
 
 
 # ------------------------------------------------ the SB3 VecEnv's options, indices and step order

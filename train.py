@@ -661,7 +661,7 @@ def main(argv=None) -> dict:
                         "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
         (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
     csv_path = run_dir / "progress.csv"
-    eval_sizes = [int(s) for s in args.eval_players.split(",") if s.strip()]
+    eval_sizes = int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)  # checked in check_args
     csv_fields = (["iteration", "decisions", "trained", "seconds", "decisions_per_s", "trained_per_s",
                    "learning_rate", "value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac",
                    "explained_variance", "hands", "self_spoil_rate"]

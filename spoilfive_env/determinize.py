@@ -46,15 +46,15 @@ which another robber's hidden discard is drawn. An audit against exact enumerati
 several seats constrained, about half the positions tested were measurably biased (one card
 0.25 against 0.29 uniform, the worst 0.25 against 0.46).
 
-Known gap (``tests/test_determinize.py``, a strict ``xfail``): when a trump is led and a seat
-answers in the trick now on the table with a plain card while a privileged trump ranking above
-the led card could be in its hand, the engine proves no void, and this sampler reads only the
-``voids`` block, so it may give that seat a non-privileged trump, which it would have had to
-play (43% of the samples in such positions under random play, about 4% of all samples). The
-fix changes every search agent's samples, and so every figure of ``pimc`` and ``best``; it waits
-for the re-measurement that must come with it. Two things the observation cannot tell are
+A plain card answering a trump lead in the trick on the table proves no void while a privileged
+trump above the led card could be held back (the engine's ``voids`` block says nothing), but it
+does prove the seat holds no other trump: this sampler reads that from the trick itself (the fix
+of 2026-12-03; before it, such a seat could be given a trump it would have had to play, about 4%
+of all samples under random play). Earlier tricks are not observed in order, so what they showed
+beyond the proven voids is lost to every search. Two things the observation cannot tell are
 assumed: a robber did not discard the ace of trumps itself (unless his hand is full
-without it or he has shown a trump void), and (in ``mode="game"``) the
+without it, or he has shown a trump void or answered a trump lead in the trick on the table
+with a plain card), and (in ``mode="game"``) the
 previous hand was not spoiled (``spoiled_last`` only changes the next hand's ante).
 
 The built games count rewards from the decision point: ``chips_at_hand_start`` and
@@ -256,6 +256,24 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
     has_discard = info.own_discard >= 0
     known[rows[has_discard], info.own_discard[has_discard]] = True
 
+    suits = EFFECTIVE_SUIT[info.trump]  # (B, 52)
+    forbidden = np.zeros((B, n, NUM_CARDS), bool)
+    for suit in range(5):
+        forbidden |= info.voids[:, :, suit, None] & (suits == suit)[:, None, :]
+    # A plain card on a trump lead in the trick on the table: the engine proves no void while a
+    # privileged trump above the lead could be held back, but any other trump would have been due.
+    trump_led = np.flatnonzero((info.led_card >= 0) & (suits[rows, np.maximum(info.led_card, 0)] == TRUMP))
+    if len(trump_led):
+        trump_of = info.trump[trump_led].astype(np.int64)
+        strength = STRENGTH[trump_of]
+        may_hold_back = PRIVILEGED[trump_of] & (strength > strength[np.arange(len(trump_led)),
+                                                                    info.led_card[trump_led]][:, None])
+        bound_to_play = (suits[trump_led] == TRUMP) & ~may_hold_back
+        for position in range(1, n):
+            card = info.trick_cards[trump_led, position]
+            plain = (card >= 0) & (suits[trump_led, np.maximum(card, 0)] != TRUMP)
+            seat = (info.leader[trump_led[plain]] + position) % n
+            forbidden[trump_led[plain], seat] |= bound_to_play[plain]
     # The turn-up in another robber's hand until he plays it.
     r = np.flatnonzero((info.robber > 0) & ~played[rows, info.turnup])
     holders[r, info.turnup[r]] = info.robber[r]
@@ -269,19 +287,15 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
     a = np.flatnonzero(ace_open & (entitled > 0))
     played_count = (info.played_by[:, :, None] == seats[None, None, :]).sum(axis=1)
     room = HAND_SIZE - played_count[a, entitled[a]] - (holders[a] == entitled[a][:, None]).sum(axis=1)
-    shown_void = info.voids[a, entitled[a], TRUMP]
-    keeps = (room > 0) & ~shown_void
+    # Shown to hold no such trump: a trump void, or a renege in the trick on the table.
+    keeps = (room > 0) & ~forbidden[a, entitled[a], ace[a]]
     holders[a[keeps], ace[a[keeps]]] = entitled[a[keeps]]
-    # A robber whose hand is full without the ace, or who has shown he holds no trump,
+    # A robber whose hand is full without the ace, or who has shown he holds no such trump,
     # discarded the ace itself.
     ace_discarded = np.zeros(B, bool)
     ace_discarded[a[~keeps]] = info.robber[a[~keeps]] >= 0
     known[holders > 0] = True
     known[rows[ace_discarded], ace[ace_discarded]] = True
-    forbidden = np.zeros((B, n, NUM_CARDS), bool)
-    suits = EFFECTIVE_SUIT[info.trump]  # (B, 52)
-    for suit in range(5):
-        forbidden |= info.voids[:, :, suit, None] & (suits == suit)[:, None, :]
     if not rules.conceal_ace_penalty:
         open_rows = np.flatnonzero(ace_open & (entitled < 0))
         barred = _had_first_turn(info)[open_rows]

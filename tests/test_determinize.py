@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.base import sample_legal
-from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, card_index
+from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, PRIVILEGED, STRENGTH, TRUMP, card_index
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.rules import Rules
@@ -49,6 +49,17 @@ def check_sample(obs, holders, rules):
         left = 5 - (info.played_by == seat).sum(axis=1)
         assert np.array_equal((holders == seat).sum(axis=1), left)
     assert np.array_equal(holders == 0, info.hand)
+    # a plain card on a trump lead in the trick on the table: no trump but a privileged one above the lead
+    for row in np.flatnonzero(info.led_card >= 0):
+        trump, led = int(info.trump[row]), int(info.led_card[row])
+        if suits[row, led] != TRUMP:
+            continue
+        bound = (suits[row] == TRUMP) & ~(PRIVILEGED[trump] & (STRENGTH[trump] > STRENGTH[trump, led]))
+        for position in range(1, int(info.trick_pos[row])):
+            card = int(info.trick_cards[row, position])
+            if suits[row, card] != TRUMP:
+                seat = (int(info.leader[row]) + position) % n
+                assert not (bound & (holders[row] == seat)).any(), f"seat {seat} reneged with a trump it had to play"
     if not rules.conceal_ace_penalty:
         # a seat that has had its first-trick turn without robbing or declining lacks the ace
         rows = np.arange(len(obs))
@@ -187,8 +198,6 @@ def test_bad_input_raises_value_error():
         read_information(obs[:, :10])
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the sampler reads only the proven voids, not the renege in the "
-                                       "trick on the table (spoilfive_env/determinize.py, 'Known gap')")
 def test_a_plain_card_on_a_trump_lead_leaves_only_the_privileged_trumps_that_may_be_held_back():
     """Spades trump (9S turned). Seat 0 leads the 2S; seat 1, whose only trump is the 5S (privileged, above the
     2S), holds it back and plays the KC. No void is proven (the 5S may be in his hand), but any other trump

@@ -35,7 +35,10 @@ What a seat knows, and so what :func:`sample_hidden` respects:
   ace of trumps until he plays it, and a player who has had his turn in the first trick
   without robbing or declining does not hold it (under ``conceal_ace_penalty`` he may, and
   then he concealed it: the built game demotes that ace; but not if he answered a trump
-  lead in trick 1 with a plain card, since the demoted ace would have bound him to a trump);
+  lead in trick 1 with a plain card, since the demoted ace would have bound him to a trump).
+  Another seat's turn to rob is shown to the others as his turn to play (it would name the
+  ace's holder), so from their view the seat to play to trick 1 may hold it, and a built game
+  that gives it to him is at his turn to rob;
 * how many cards each player still holds.
 
 Everything else is unknown: the other cards are dealt uniformly at random to the other
@@ -212,14 +215,15 @@ def _rules_for(info: Information, rules: Rules | None) -> Rules:
 
 
 def _had_first_turn(info: Information) -> np.ndarray:
-    """``(B, n)``: the seat has had its turn in the first trick (played to it, or is to
-    play to it now with the robbing choice behind it)."""
+    """``(B, n)``: the seat has had its turn in the first trick (played to it, or is the viewer,
+    to play to it now with the robbing choice behind him). Another seat to play in trick 1 may
+    still be choosing to rob: that turn is shown to the others as play (it would name him)."""
     n = info.num_players
     seats = np.arange(n)
     played_any = (info.played_by[:, None, :] == seats[None, :, None]).any(axis=2)
     past_first = info.trick_number > 0
-    playing_now = ((info.current[:, None] == seats[None, :]) & (info.phase == PHASE_PLAY)[:, None]
-                   & (info.trick_number == 0)[:, None])
+    playing_now = ((info.current == 0) & (info.phase == PHASE_PLAY) & (info.trick_number == 0))[:, None] \
+        & (seats == 0)[None, :]
     return past_first[:, None] | played_any | playing_now
 
 
@@ -442,6 +446,10 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
     rob_pending = np.where(ace_turned, info.phase == PHASE_ROB,
                            (rob_seat >= 0) & ~acted & ~concealed & ~seat_had_turn)
     live = info.phase != PHASE_DONE
+    # Another seat's turn to rob an ordinary turn-up is observed as play: where the hands give him
+    # the ace of trumps, that is his turn.
+    phase = np.where(~ace_turned & (rob_seat > 0) & (rob_seat == info.current) & rob_pending
+                     & (info.phase == PHASE_PLAY), PHASE_ROB, info.phase).astype(np.int8)
     place = info.hand_place
     hand_index = np.where(place[:, 2] > 0.5, np.rint(place[:, 0] * rules.num_hands), 0)
 
@@ -453,7 +461,7 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
         "led_card": info.led_card.copy(),
         "leader": np.maximum(info.leader, 0).astype(np.int8),
         "current": np.where(live, np.maximum(info.current, 0), 0).astype(np.int8),
-        "phase": info.phase.copy(),
+        "phase": phase,
         "tricks_won": info.tricks_won.copy(),
         "trick_number": info.trick_number.copy(),
         "trump": info.trump.copy(),

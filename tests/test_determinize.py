@@ -14,7 +14,7 @@ import pytest
 
 from agents.base import sample_legal
 from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, PRIVILEGED, STRENGTH, TRUMP, card_index
-from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.core import PHASE_ROB, SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.rules import Rules
 
@@ -226,3 +226,44 @@ def test_sample_hidden_refuses_what_is_not_a_generator_or_rules():
         sample_hidden(observations, None)  # was AttributeError
     with pytest.raises(ValueError, match="rules must be a spoilfive_env.rules.Rules .* got str"):
         sample_hidden(observations, np.random.default_rng(0), rules="default")
+
+
+@pytest.mark.parametrize("rules", CONFIGS[:3] + CONFIGS[9:11], ids=lambda r: f"n{r.num_players}"
+                         + ("-conceal" if r.conceal_ace_penalty else ""))
+def test_a_seat_that_is_not_to_act_sees_a_game_the_true_hands_rebuild_exactly(rules):
+    """Another seat's turn to rob is shown to the others as play (it would name the ace's holder): from
+    their observations the sampler must leave him the ace, and the true hands must rebuild his turn to rob."""
+    n = rules.num_players
+    rng = np.random.default_rng(n)
+    core = SpoilFiveCore(60, rules=rules, seed=n + 100)
+    hidden_rob_turns = aces_left_to_him = 0
+    while not core.done.all():
+        live = np.flatnonzero(~core.done)
+        viewer = (core.current[live].astype(np.int64) + rng.integers(1, n, len(live))) % n  # never the one to act
+        seats = np.zeros(core.batch_size, np.int64)
+        seats[live] = viewer
+        obs = core.observe(seats)[live]
+        holders, discards = sample_hidden(obs, rng, rules)
+        check_sample(obs, holders, rules)
+        assert np.array_equal(games_from_information(obs, holders, discards, rules).observe(0), obs)
+        hidden = (core.phase[live] == PHASE_ROB) & (core.turnup[live] % NUM_RANKS != ACE)
+        hidden_rob_turns += int(hidden.sum())
+        if hidden.any():  # 20 more samples of each such row: how often is the ace left to him?
+            rows = np.repeat(np.flatnonzero(hidden), 20)
+            more, _ = sample_hidden(obs[rows], rng, rules)
+            robbing_seat = (core.current[live][rows] - viewer[rows]) % n
+            aces_left_to_him += int((more[np.arange(len(rows)), ACE_OF_TRUMPS[core.trump[live][rows]]]
+                                     == robbing_seat).sum())
+        true_holders = np.where(core.holder[live] >= 0, (core.holder[live] - viewer[:, None]) % n, -1)
+        truth = games_from_information(obs, true_holders, core.discard[live], rules)
+        real = core.subset(live)
+        np.testing.assert_array_equal(truth.phase, real.phase)
+        while not real.done.all():
+            going = ~real.done
+            assert np.array_equal(real.legal_mask()[going], truth.legal_mask()[going])
+            actions = sample_legal(real.legal_mask(), rng)
+            real.step(actions)
+            truth.step(actions)
+        core.step(sample_legal(core.legal_mask(), rng))
+    assert hidden_rob_turns > 0, (hidden_rob_turns, aces_left_to_him)  # the case the test is for came up
+    assert aces_left_to_him > 0, (hidden_rob_turns, aces_left_to_him)  # he may hold it: he does

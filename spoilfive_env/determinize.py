@@ -144,8 +144,9 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
 def read_information(observations: np.ndarray) -> Information:
     """Decode a batch of observations ``(B, OBS_DIM)`` into arrays, vectorised.
 
-    Raises ``ValueError`` when the rows are not observations or come from different
-    table sizes.
+    Raises ``ValueError`` when the rows are not observations, come from different table
+    sizes, or show what no game can (a card both held and played, a trump that is not the
+    turn-up's suit, more cards or tricks than were dealt or played).
     """
     obs = np.asarray(observations, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
@@ -170,7 +171,7 @@ def read_information(observations: np.ndarray) -> Information:
     trick_cards[g, position] = card
     phase = obs[:, SLICES["phase"]].argmax(axis=1).astype(np.int8)
     voids = obs[:, SLICES["voids"]].reshape(B, MAX_PLAYERS, 5)[:, :n] > 0.5
-    return Information(
+    info = Information(
         num_players=n,
         hand=obs[:, SLICES["hand"]] > 0.5,
         played_by=played_by,
@@ -196,6 +197,33 @@ def read_information(observations: np.ndarray) -> Information:
         hand_place=obs[:, SLICES["hand_place"]].copy(),
         teammates=bool((obs[:, SLICES["teammates"]] > 0.5).any()),
     )
+    _check_possible(info, (obs[:, SLICES["turnup"]] > 0.5).sum(axis=1))
+    return info
+
+
+def _check_possible(info: Information, turnups: np.ndarray) -> None:
+    """Raise ``ValueError`` naming the first row that no game can show (a hand-made or damaged
+    observation), before a search builds games from it."""
+    n = info.num_players
+    live = info.phase != PHASE_DONE
+    own_played = (info.played_by == 0).sum(axis=1)
+    played = (info.played_by >= 0).sum(axis=1)
+    rows = np.arange(len(info.phase))
+    problems = (
+        (turnups != 1, "the turnup block is not one-hot"),
+        (info.trump != info.turnup // NUM_RANKS, "the trump is not the turn-up's suit"),
+        ((info.hand & (info.played_by >= 0)).any(axis=1), "a card is both in the hand and played"),
+        (info.hand[rows, info.turnup] & (info.robber != 0), "the turn-up is in the hand of a viewer who did not rob"),
+        (info.hand.sum(axis=1) + own_played > HAND_SIZE, f"the viewer has held and played more than {HAND_SIZE} cards"),
+        (live & (info.hand.sum(axis=1) + own_played != HAND_SIZE),
+         f"the viewer holds and has played {HAND_SIZE} cards in all until the hand is over"),
+        (live & (played != n * info.trick_number + info.trick_pos),
+         "the cards played are not the completed tricks and the trick on the table"),
+        (info.tricks_won.sum(axis=1) != info.trick_number, "the tricks won are not the tricks completed"),
+    )
+    for bad, what in problems:
+        if bad.any():
+            raise ValueError(f"row {int(np.flatnonzero(bad)[0])} is no Spoil Five observation: {what}")
 
 
 def _as_information(observations) -> Information:

@@ -13,9 +13,20 @@ import numpy as np
 import pytest
 
 from agents.base import sample_legal
-from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, PRIVILEGED, STRENGTH, TRUMP, card_index
+from spoilfive_env.cards import (
+    ACE,
+    ACE_OF_TRUMPS,
+    EFFECTIVE_SUIT,
+    MAX_PLAYERS,
+    NUM_RANKS,
+    PRIVILEGED,
+    STRENGTH,
+    TRUMP,
+    card_index,
+)
 from spoilfive_env.core import PHASE_ROB, SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
+from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
 
 CONFIGS = [Rules(num_players=n) for n in range(2, 11)] + [
@@ -267,3 +278,56 @@ def test_a_seat_that_is_not_to_act_sees_a_game_the_true_hands_rebuild_exactly(ru
         core.step(sample_legal(core.legal_mask(), rng))
     assert hidden_rob_turns > 0, (hidden_rob_turns, aces_left_to_him)  # the case the test is for came up
     assert aces_left_to_him > 0, (hidden_rob_turns, aces_left_to_him)  # he may hold it: he does
+
+
+def _corrupt(name):
+    """An observation of the second trick's first decision, with one thing no game can show."""
+    core = SpoilFiveCore(1, seed=3)
+    rng = np.random.default_rng(0)
+    while int(core.trick_number[0]) == 0:
+        core.step(sample_legal(core.legal_mask(), rng))
+    obs = core.observe()[0].copy()
+    hand = np.flatnonzero(obs[SLICES["hand"]])
+    played = np.flatnonzero(obs[SLICES["played"]].reshape(MAX_PLAYERS, 52).any(axis=0))
+    turnup = int(np.argmax(obs[SLICES["turnup"]]))
+    unseen = np.setdiff1d(np.arange(52), np.concatenate([hand, played, [turnup]]))
+    at = {name: block.start for name, block in SLICES.items()}
+    if name == "a card both in the hand and played":
+        obs[at["hand"] + played[0]] = 1
+    elif name == "a card short":
+        obs[at["hand"] + hand[0]] = 0
+    elif name == "a card too many":
+        obs[at["hand"] + unseen[0]] = 1
+    elif name == "the turn-up held by a viewer who did not rob":
+        obs[at["hand"] + hand[0]] = 0
+        obs[at["hand"] + turnup] = 1
+    elif name == "a trump of another suit":
+        obs[SLICES["trump"]] = 0
+        obs[at["trump"] + (turnup // 13 + 1) % 4] = 1
+    elif name == "more tricks won than played":
+        obs[SLICES["tricks_won"]] = 1
+    elif name == "no turn-up":
+        obs[SLICES["turnup"]] = 0
+    elif name == "a later trick than the cards played":
+        obs[SLICES["trick_number"]] = 0
+        obs[at["trick_number"] + 3] = 1
+    return obs[None]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("a card both in the hand and played", "a card is both in the hand and played"),
+    ("a card short", "the viewer holds and has played 5 cards in all"),
+    ("a card too many", "the viewer has held and played more than 5 cards"),
+    ("the turn-up held by a viewer who did not rob", "the turn-up is in the hand of a viewer who did not rob"),
+    ("a trump of another suit", "the trump is not the turn-up's suit"),
+    ("more tricks won than played", "the tricks won are not the tricks completed"),
+    ("no turn-up", "the turnup block is not one-hot"),
+    ("a later trick than the cards played", "the cards played are not the completed tricks"),
+])
+def test_an_observation_no_game_can_show_is_refused_before_any_sample(name, message):
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match=f"row 0 is no Spoil Five observation: {message}"):
+        sample_hidden(_corrupt(name), rng)
+    assert rng.bit_generator.state == before  # nothing drawn
+    assert sample_hidden(_corrupt("nothing"), rng)[0].shape == (1, 52)  # the untouched one is fine

@@ -553,6 +553,24 @@ def checked_greedy(greedy) -> bool:
     return bool(greedy)
 
 
+def checked_name(name, default: str) -> str | None:
+    """An agent's ``name=`` (``None`` keeps ``default``), or ``ValueError``: the name labels the agent's
+    rows in every tournament report, so it must be a non-empty string."""
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        raise ValueError(f"name={name!r} is not allowed: give a non-empty string, or None for {default!r}")
+    return name
+
+
+def checked_threads(threads) -> int | None:
+    """``threads=`` of an agent acting with torch: a whole number of at least 1, or None (torch's own
+    setting); refused now, not at the first move."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
+        raise ValueError(f"threads={threads!r} is not allowed: give a whole number of torch CPU threads, "
+                         "at least 1, or None for torch's own setting")
+    return None if threads is None else int(threads)
+
+
 class PolicyAgent(Agent):
     """A trained policy as an :class:`~agents.base.Agent` (actor only, CPU by default).
 
@@ -571,6 +589,7 @@ class PolicyAgent(Agent):
     def __init__(self, net: PolicyNet, seed: int | None = None, *, greedy: bool = True,
                  name: str | None = None, device: str | torch.device = "cpu", threads: int | None = 1):
         greedy, device = checked_greedy(greedy), checked_device(device)
+        name, threads = checked_name(name, self.name), checked_threads(threads)
         super().__init__(seed)
         self.threads = threads
         self.device = device

@@ -62,6 +62,7 @@ from agents.policy import (
     PolicyAgent,
     PolicyNet,
     checked_greedy,
+    checked_name,
     network_too_large,
     within_layer_limits,
 )
@@ -323,18 +324,16 @@ def masked_module_spec(hidden=DEFAULT_HIDDEN, encoding: str = "canonical",
     })
 
 
-def policy_agent(module: SpoilFiveMaskedModule, name: str = "rllib", seed: int | None = None,
+def policy_agent(module: SpoilFiveMaskedModule, name: str | None = "rllib", seed: int | None = None,
                  greedy: bool = True) -> PolicyAgent:
     """An :class:`agents.base.Agent` that plays with a (trained) module's actor, for ``agents.evaluate``."""
     if not isinstance(getattr(module, "net", None), PolicyNet):
         raise ValueError(f"module must be a SpoilFiveMaskedModule (algo.get_module(policy)), "
                          f"got {type(module).__name__}")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name={name!r} is not allowed: give the agent's name, a non-empty string")
-    greedy = checked_greedy(greedy)
+    greedy, name = checked_greedy(greedy), checked_name(name, "rllib")
     net = PolicyNet(hidden=module.net.hidden, critic="local", encoding=module.net.encoding)
     net.load_state_dict({key: value.detach().cpu() for key, value in module.net.state_dict().items()})
-    return PolicyAgent(net, seed, greedy=greedy, name=name)
+    return PolicyAgent(net, seed, greedy=greedy, name=name or "rllib")
 
 
 __all__ = ["SHARED_POLICY", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",

@@ -47,7 +47,7 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent, checked_batch
-from agents.policy import checked_greedy, sample_legal, torch_threads
+from agents.policy import checked_greedy, checked_name, sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.rules import is_integer
@@ -238,9 +238,7 @@ class SB3PolicyAgent(Agent):
     def __init__(self, policy, seed: int | None = None, *, greedy: bool = False, name: str | None = None):
         if not isinstance(policy, BasePolicy):
             raise ValueError(f"policy must be an SB3 policy (model.policy), got {type(policy).__name__}")
-        greedy = checked_greedy(greedy)
-        if name is not None and not (isinstance(name, str) and name):
-            raise ValueError(f"name={name!r} is not allowed: give a non-empty string, or None for {self.name!r}")
+        greedy, name = checked_greedy(greedy), checked_name(name, self.name)
         super().__init__(seed)
         # A new policy from the same constructor arguments (what SB3's own policy.save keeps):
         # deepcopy fails on a policy that holds its last action distribution.

@@ -229,6 +229,25 @@ def test_load_policy_agent_refuses_a_greedy_that_is_not_a_bool_and_a_device_that
         load_policy_agent("ppo", **options)
 
 
+@pytest.mark.parametrize("options, says", [
+    ({"name": 5}, "name=5 is not allowed: give a non-empty string, or None for 'policy'"),  # was taken
+    ({"name": " "}, "name=' ' is not allowed"),  # a row of a report with no name
+    # each was torch's RuntimeError at the first move, not when the agent was made
+    ({"threads": 0}, "threads=0 is not allowed: give a whole number of torch CPU threads, at least 1, or None"),
+    ({"threads": 2.5}, "threads=2.5 is not allowed"), ({"threads": "2"}, "threads='2' is not allowed"),
+    ({"threads": True}, "threads=True is not allowed"),
+], ids=repr)
+def test_a_policy_agent_refuses_a_name_or_threads_it_could_not_use_when_made(options, says):
+    pytest.importorskip("torch")
+    from agents.policy import PolicyAgent, PolicyNet
+
+    with pytest.raises(ValueError, match=says):
+        PolicyAgent(PolicyNet(hidden=(8,)), **options)
+    agent = PolicyAgent(PolicyNet(hidden=(8,)), name="mine", threads=np.int64(2))
+    assert agent.name == "mine" and agent.threads == 2
+    assert PolicyAgent(PolicyNet(hidden=(8,)), threads=None).threads is None
+
+
 def test_a_cuda_device_on_a_machine_without_one_is_named_and_cpu_0_is_the_cpu():
     torch = pytest.importorskip("torch")
     from agents.policy import load_policy_agent

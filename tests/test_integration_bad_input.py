@@ -480,8 +480,9 @@ def test_rllib_policy_agent_refuses_what_is_not_a_module_a_bool_or_a_name():
         policy_agent(None)  # was AttributeError
     with pytest.raises(ValueError, match="greedy='yes' is not allowed: give True .* or False"):
         policy_agent(module, greedy="yes")
-    with pytest.raises(ValueError, match="name=5 is not allowed: give the agent's name, a non-empty string"):
-        policy_agent(module, name=5)
+    with pytest.raises(ValueError, match="name=5 is not allowed: give a non-empty string, or None for 'rllib'"):
+        policy_agent(module, name=5)  # the words of every policy agent (agents.policy.checked_name)
+    assert policy_agent(module, name=None).name == "rllib"
     assert policy_agent(module, greedy=np.bool_(False)).greedy is False
 
 

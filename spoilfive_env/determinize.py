@@ -294,18 +294,17 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
         forbidden |= info.voids[:, :, suit, None] & (suits == suit)[:, None, :]
     # A plain card on a trump lead in the trick on the table: the engine proves no void while a
     # privileged trump above the lead could be held back, but any other trump would have been due.
-    trump_led = np.flatnonzero((info.led_card >= 0) & (suits[rows, np.maximum(info.led_card, 0)] == TRUMP))
-    if len(trump_led):
-        trump_of = info.trump[trump_led].astype(np.int64)
-        strength = STRENGTH[trump_of]
-        may_hold_back = PRIVILEGED[trump_of] & (strength > strength[np.arange(len(trump_led)),
-                                                                    info.led_card[trump_led]][:, None])
-        bound_to_play = (suits[trump_led] == TRUMP) & ~may_hold_back
-        for position in range(1, n):
-            card = info.trick_cards[trump_led, position]
-            plain = (card >= 0) & (suits[trump_led, np.maximum(card, 0)] != TRUMP)
-            seat = (info.leader[trump_led[plain]] + position) % n
-            forbidden[trump_led[plain], seat] |= bound_to_play[plain]
+    led = np.maximum(info.led_card, 0)
+    trump_led = (info.led_card >= 0) & (suits[rows, led] == TRUMP)
+    answered_plain = np.zeros((B, n), bool)  # (B, n): the seat answered a trump lead with a plain card
+    for position in range(1, n):
+        card = info.trick_cards[:, position]
+        plain = np.flatnonzero(trump_led & (card >= 0) & (suits[rows, np.maximum(card, 0)] != TRUMP))
+        answered_plain[plain, (info.leader[plain] + position) % n] = True
+    g = np.flatnonzero(answered_plain.any(axis=1))
+    strength = STRENGTH[info.trump[g]]
+    may_hold_back = PRIVILEGED[info.trump[g]] & (strength > strength[np.arange(len(g)), led[g]][:, None])
+    forbidden[g] |= answered_plain[g][:, :, None] & ((suits[g] == TRUMP) & ~may_hold_back)[:, None, :]
     # The turn-up in another robber's hand until he plays it.
     r = np.flatnonzero((info.robber > 0) & ~played[rows, info.turnup])
     holders[r, info.turnup[r]] = info.robber[r]
@@ -336,12 +335,8 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
         # The play that conceals the ace is judged with it demoted (docs/rules.md), so a seat
         # that answered a trump lead in trick 1 with a plain card, unannounced, holds no ace of
         # trumps. Only the current trick is observed: this is known while trick 1 lasts.
-        first = np.flatnonzero(ace_open & (entitled < 0) & (info.trick_number == 0) & (info.led_card >= 0))
-        first = first[suits[first, info.led_card[first]] == TRUMP]
-        for position in range(1, n):
-            card = info.trick_cards[first, position]
-            plain = first[(card >= 0) & (suits[first, np.maximum(card, 0)] != TRUMP)]
-            forbidden[plain, (info.leader[plain] + position) % n, ace[plain]] = True
+        first = ace_open & (entitled < 0) & (info.trick_number == 0)
+        forbidden[rows[:, None], seats[None, :], ace[:, None]] |= answered_plain & first[:, None]
 
     held = (holders[:, :, None] == seats[None, None, :]).sum(axis=1)  # (B, n) assigned so far
     slots = HAND_SIZE - played_count - held

@@ -564,8 +564,7 @@ def checked_name(name, default: str) -> str | None:
 def checked_threads(threads) -> int | None:
     """``threads=`` of an agent acting with torch: a whole number of at least 1, or None (torch's own
     setting); refused now, not at the first move."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-                                or threads < 1):
+    if threads is not None and not (is_integer(threads) and threads >= 1):
         raise ValueError(f"threads={threads!r} is not allowed: give a whole number of torch CPU threads, "
                          "at least 1, or None for torch's own setting")
     return None if threads is None else int(threads)

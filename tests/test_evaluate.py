@@ -47,7 +47,8 @@ def test_same_seed_same_figures_and_different_seed_different_deals():
     first = evaluate(["random", "greedy", "pimc:samples=2"], 3, deals=60, seed=5)
     again = evaluate(["random", "greedy", "pimc:samples=2"], 3, deals=60, seed=5)
     first.pop("seconds"), again.pop("seconds")
-    assert first == again
+    # as text, so that a rate with nothing to count (NaN) compares equal to itself
+    assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
     hands_a, turnups_a, dealers_a = make_deals(4, 50, seed=1)
     hands_b, _, _ = make_deals(4, 50, seed=2)
     assert hands_a.shape == (50, 4, 5) and not np.array_equal(hands_a, hands_b)

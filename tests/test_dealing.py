@@ -1,0 +1,165 @@
+"""Exact uniform dealing of unseen cards (spoilfive_env.dealing), checked against enumeration.
+
+Every deal that respects the seats' restrictions must be equally likely. Small problems are
+enumerated outright, and a ten-player position at the last trick is enumerated from the
+observation itself (each seat's shown voids and the ace of trumps nobody may hold), so the
+check does not lean on the sampler's own reading of the observation.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import spoilfive_env.dealing as dealing
+import spoilfive_env.determinize as determinize
+from agents.base import sample_legal
+from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, card_index
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.dealing import deal_uniform, needs_exact_deal
+from spoilfive_env.determinize import read_information, sample_hidden
+from spoilfive_env.rules import Rules
+
+DRAWS = 20_000
+
+
+def problem(num_seats, unseen, slots, barred):
+    """``(unknown, slots, forbidden)`` rows for one problem: ``barred`` maps a seat to its cards."""
+    unknown = np.zeros(52, bool)
+    unknown[[card_index(c) for c in unseen]] = True
+    forbidden = np.zeros((num_seats, 52), bool)
+    forbidden[0] = True
+    for seat, cards in barred.items():
+        forbidden[seat, [card_index(c) for c in cards]] = True
+    return unknown, np.array(slots), forbidden
+
+
+def enumerate_deals(unknown, slots, forbidden):
+    """Every deal, ``(D, 52)`` seat or -1, by brute force over the orders of the unseen cards."""
+    cards = np.flatnonzero(unknown)
+    places = [seat for seat in range(1, len(slots)) for _ in range(slots[seat])]
+    places += [-1] * (len(cards) - len(places))
+    deals = {order for order in itertools.permutations(places)
+             if all(seat < 0 or not forbidden[seat, card] for seat, card in zip(order, cards))}
+    out = np.full((len(deals), 52), -1, np.int8)
+    out[:, cards] = np.array(sorted(deals), np.int8).reshape(len(deals), len(cards))
+    return out
+
+
+def largest_z(drawn, deals, num_seats):
+    """The largest standardised gap between how often each card went to each seat (or no hand)
+    in ``drawn`` and in the uniform distribution over ``deals``."""
+    worst = 0.0
+    for seat in range(-1, num_seats):
+        expected = (deals == seat).mean(axis=0)
+        got = (drawn == seat).mean(axis=0)
+        spread = np.sqrt(expected * (1 - expected) / len(drawn))
+        inside = (expected > 0) & (expected < 1)
+        assert np.array_equal(got[~inside], expected[~inside]), "a card went where no deal puts it"
+        worst = max(worst, float((np.abs(got - expected)[inside] / spread[inside]).max(initial=0.0)))
+    return worst
+
+
+# The shape the audit of 2026-12-03 found biased at ten players: two seats void in different
+# suits, one card each, one card left over (408 deals of 6 cards among 5 one-card seats).
+TEN_PLAYER_LAST_TRICK = (6, ["JC", "3D", "9D", "2H", "2S", "6S"], [0, 1, 1, 1, 1, 1],
+                         {1: ["2S", "6S"], 2: ["2H"]})
+PROBLEMS = {
+    "two voids, last trick": TEN_PLAYER_LAST_TRICK,
+    "three restrictions, two cards each": (4, ["AC", "KC", "QD", "JD", "2H", "3H", "4S", "5S"], [0, 2, 2, 2],
+                                           {1: ["AC", "KC"], 2: ["2H", "3H", "QD"], 3: ["4S"]}),
+    "two seats alike and one not": (5, ["AC", "KC", "QD", "JD", "2H", "3H", "4S"], [0, 2, 2, 1, 1],
+                                    {1: ["AC", "KC"], 2: ["AC", "KC"], 3: ["2H", "3H", "4S"]}),
+}
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_every_deal_is_equally_likely(name):
+    num_seats, unseen, slots, barred = PROBLEMS[name]
+    unknown, slots, forbidden = problem(num_seats, unseen, slots, barred)
+    deals = enumerate_deals(unknown, slots, forbidden)
+    ok, drawn = deal_uniform(np.repeat(unknown[None], DRAWS, 0), np.repeat(slots[None], DRAWS, 0),
+                             np.repeat(forbidden[None], DRAWS, 0), np.random.default_rng(1))
+    assert ok.all()
+    for seat in range(1, num_seats):
+        assert ((drawn == seat).sum(axis=1) == slots[seat]).all()
+        assert not ((drawn == seat) & forbidden[seat]).any()
+    assert largest_z(drawn, deals, num_seats) < 5
+
+
+def test_dealing_seat_by_seat_is_what_it_mends():
+    # The test above can tell: the seat-by-seat deal it replaces for these rows fails it.
+    unknown, slots, forbidden = problem(*TEN_PLAYER_LAST_TRICK)
+    deals = enumerate_deals(unknown, slots, forbidden)
+    ok, drawn = determinize._deal_unknown(np.repeat(unknown[None], DRAWS, 0), np.repeat(slots[None], DRAWS, 0),
+                                          np.repeat(forbidden[None], DRAWS, 0), np.random.default_rng(1))
+    assert ok.all() and largest_z(drawn, deals, 6) > 10
+
+
+def test_only_seats_restricted_differently_need_the_exact_deal():
+    alike = problem(4, ["AC", "KC", "QD", "2H"], [0, 1, 1, 1], {1: ["AC"], 2: ["AC"]})
+    different = problem(4, ["AC", "KC", "QD", "2H"], [0, 1, 1, 1], {1: ["AC"], 2: ["KC"]})
+    played_out = problem(4, ["AC", "KC", "QD", "2H"], [0, 0, 1, 1], {1: ["AC"], 2: ["KC"]})
+    seen_card = problem(4, ["AC", "KC", "QD", "2H"], [0, 1, 1, 1], {1: ["AC"], 2: ["AC", "9S"]})
+    rows = [alike, different, played_out, seen_card]
+    flags = needs_exact_deal(*(np.array([r[i] for r in rows]) for i in range(3)))
+    assert flags.tolist() == [False, True, False, False]
+
+
+def test_a_problem_without_a_deal_or_too_large_is_left_to_the_caller(monkeypatch):
+    impossible = problem(3, ["AC", "KC", "QD"], [0, 2, 1], {1: ["AC", "KC"], 2: ["QD"]})
+    ok, drawn = deal_uniform(*(x[None] for x in impossible), np.random.default_rng(0))
+    assert not ok[0] and (drawn == -1).all()
+    monkeypatch.setattr(dealing, "MAX_CELLS", 1)
+    ok, _ = deal_uniform(*(x[None] for x in problem(*TEN_PLAYER_LAST_TRICK)), np.random.default_rng(0))
+    assert not ok[0]
+
+
+def barred_by_observation(info, row, unseen):
+    """``(n, 52)``: the unseen cards each seat cannot hold, read from the observation alone: a
+    suit it showed void in, and the ace of trumps for anyone past his first turn (no robbing)."""
+    n = info.num_players
+    suits = EFFECTIVE_SUIT[info.trump[row]]
+    barred = info.voids[row][:, suits] & unseen
+    assert info.trick_number[row] > 0 and info.robber[row] < 0 and info.declined[row] < 0
+    if info.turnup[row] % NUM_RANKS != ACE:
+        barred[:, ACE_OF_TRUMPS[info.trump[row]]] = True
+    barred[0] = True
+    return barred & (np.arange(n) > 0)[:, None] | (np.arange(n) == 0)[:, None]
+
+
+def test_sample_hidden_is_uniform_over_the_deals_a_ten_player_observation_allows(monkeypatch):
+    n = 10
+    rules = Rules(num_players=n)
+    rng = np.random.default_rng(0)
+    core = SpoilFiveCore(100, rules=rules, seed=7)
+    chosen = None
+    while chosen is None and not core.done.all():
+        obs = core.observe()
+        info = read_information(obs)
+        # The last trick, the viewer third to play or later, nobody robbed, and two seats still to
+        # play restricted differently: where a seat-by-seat deal was measurably off.
+        for row in np.flatnonzero((info.trick_number == 4) & (info.trick_pos >= 2) & (info.robber < 0)
+                                  & (info.declined < 0) & ~core.done):
+            unseen = ~info.hand[row] & (info.played_by[row] < 0)
+            unseen[info.turnup[row]] = False
+            left = 5 - (info.played_by[row, :, None] == np.arange(n)).sum(axis=0)
+            left[0] = 0
+            barred = barred_by_observation(info, row, unseen)
+            kinds = {tuple(np.flatnonzero(barred[seat] & unseen)) for seat in range(1, n) if left[seat]}
+            if len(kinds - {()}) >= 2:
+                chosen = row
+                break
+        else:
+            core.step(sample_legal(core.legal_mask(), rng))
+    assert chosen is not None, "seed 7 gives such a position"
+    deals = enumerate_deals(unseen, left, barred)
+    deals[:, info.hand[chosen]] = 0
+    drawn, _ = sample_hidden(np.repeat(obs[chosen:chosen + 1], DRAWS, 0), np.random.default_rng(2), rules)
+    assert largest_z(drawn, deals, n) < 5
+    # Dealt seat by seat, as before the exact deal, the same position is far off (1,680 deals).
+    monkeypatch.setattr(determinize, "needs_exact_deal", lambda unknown, slots, forbidden: np.zeros(len(unknown), bool))
+    drawn, _ = sample_hidden(np.repeat(obs[chosen:chosen + 1], DRAWS, 0), np.random.default_rng(2), rules)
+    assert largest_z(drawn, deals, n) > 10

@@ -80,8 +80,11 @@ def deal_uniform(unknown: np.ndarray, slots: np.ndarray, forbidden: np.ndarray, 
 def _deal_problem(unknown, slots, forbidden, draws: int, rng):
     """``draws`` uniform deals of one problem, ``(draws, 52)``, or None (no deal, or too large)."""
     cards = np.flatnonzero(unknown)
-    if slots[1:].sum() > len(cards):
+    if slots.sum() > len(cards):
         return None
+    dealt = np.full((draws, NUM_CARDS), -1, np.int8)
+    if not len(cards):
+        return dealt
     barred = forbidden[:, cards]                                       # (n, U)
     seats = np.flatnonzero(slots > 0)
     groups: dict[bytes, list[int]] = {}
@@ -91,7 +94,7 @@ def _deal_problem(unknown, slots, forbidden, draws: int, rng):
     group_seats = list(groups.values())
     free_seats = [int(s) for s in seats if not barred[s].any()]
     capacity = [int(slots[members].sum()) for members in group_seats]
-    may_take = ~np.array([barred[members[0]] for members in group_seats]).reshape(len(group_seats), -1)
+    may_take = ~barred[[members[0] for members in group_seats]]               # (groups, U)
     types: dict[tuple, list[int]] = {}
     for j in range(len(cards)):
         types.setdefault(tuple(np.flatnonzero(may_take[:, j]).tolist()), []).append(j)
@@ -116,7 +119,6 @@ def _deal_problem(unknown, slots, forbidden, draws: int, rng):
             chosen = (position >= start[:, None]) & (position < end[:, None])
             owner[:, members] = np.where(chosen, g, owner[:, members])
             start = end
-    dealt = np.full((draws, NUM_CARDS), -1, np.int8)
     hands = np.full((draws, len(cards)), -1, np.int8)
     for g, members in enumerate(group_seats):
         hands = np.where(owner == g, _split(owner == g, members, slots[members], rng), hands)
@@ -161,7 +163,7 @@ def _draw_counts(steps, type_list, capacity, draws: int, rng):
     for t, g, tensor in reversed(steps):
         m = len(type_list[t][1])
         if g is None:
-            weights = tensor[tuple(state.T)]                          # (draws, m + 1) over cards kept
+            weights = np.broadcast_to(tensor[tuple(state.T)], (draws, m + 1))  # over the cards kept
             left = _draw(weights, rng)                                # cards of the type for the others
             continue
         x = np.arange(min(capacity[g], m) + 1)

@@ -72,6 +72,7 @@ PROBLEMS = {
                                            {1: ["AC", "KC"], 2: ["2H", "3H", "QD"], 3: ["4S"]}),
     "two seats alike and one not": (5, ["AC", "KC", "QD", "JD", "2H", "3H", "4S"], [0, 2, 2, 1, 1],
                                     {1: ["AC", "KC"], 2: ["AC", "KC"], 3: ["2H", "3H", "4S"]}),
+    "nobody restricted": (3, ["AC", "KC", "QD", "JD"], [0, 2, 1], {}),
 }
 
 
@@ -106,6 +107,12 @@ def test_only_seats_restricted_differently_need_the_exact_deal():
     rows = [alike, different, played_out, seen_card]
     flags = needs_exact_deal(*(np.array([r[i] for r in rows]) for i in range(3)))
     assert flags.tolist() == [False, True, False, False]
+
+
+def test_nothing_to_deal_is_an_empty_deal():
+    nothing = problem(3, [], [0, 0, 0], {})
+    ok, drawn = deal_uniform(*(x[None] for x in nothing), np.random.default_rng(0))
+    assert ok[0] and (drawn == -1).all()
 
 
 def test_a_problem_without_a_deal_or_too_large_is_left_to_the_caller(monkeypatch):

@@ -35,6 +35,7 @@ checks them throughout its hand:
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import signal
 import subprocess
@@ -364,6 +365,19 @@ def ctrl_c_not_ignored():
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_under_pytests_own_folder(tmp_path_factory):
+    """stable-baselines3 makes a folder at every ``learn()`` that has no logger: ``$SB3_LOGDIR``, else a
+    new dated one under the system's temporary directory, left behind (three a run of the suite)."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
 
 
 @pytest.fixture(autouse=True)

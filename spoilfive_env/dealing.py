@@ -111,14 +111,8 @@ def _deal_problem(unknown, slots, forbidden, draws: int, rng):
 
     owner = np.full((draws, len(cards)), -1, np.int64)                 # group, or -1 for the rest
     for t, (allowed, members) in enumerate(type_list):
-        order = np.argsort(rng.random((draws, len(members))), axis=1)
-        start = np.zeros(draws, np.int64)
-        position = np.argsort(order, axis=1)                          # each card's place in the shuffle
-        for g in allowed:
-            end = start + taken[(t, g)]
-            chosen = (position >= start[:, None]) & (position < end[:, None])
-            owner[:, members] = np.where(chosen, g, owner[:, members])
-            start = end
+        counts = np.stack([taken[(t, g)] for g in allowed], axis=1) if allowed else np.zeros((draws, 0), np.int64)
+        owner[:, members] = _split(np.ones((draws, len(members)), bool), allowed, counts, rng)
     hands = np.full((draws, len(cards)), -1, np.int8)
     for g, members in enumerate(group_seats):
         hands = np.where(owner == g, _split(owner == g, members, slots[members], rng), hands)
@@ -188,12 +182,12 @@ def _draw(weights, rng):
     return np.minimum((cumulative <= u[:, None]).sum(axis=1), weights.shape[1] - 1)
 
 
-def _split(mask, seats, counts, rng):
-    """Share each row's cards in ``mask`` (draws, U) among ``seats``, ``counts`` each, at random;
-    the cards past the seats' counts stay in no hand (-1)."""
+def _split(mask, owners, counts, rng):
+    """Share each row's cards in ``mask`` (draws, U) among ``owners`` at random, ``counts`` each
+    (``(owners,)``, or ``(draws, owners)`` row by row); the cards past the counts go to -1."""
     keys = np.where(mask, rng.random(mask.shape), 2.0)
-    rank = np.argsort(np.argsort(keys, axis=1), axis=1)
-    bounds = np.cumsum(np.asarray(counts, np.int64))
-    which = np.searchsorted(bounds, rank, side="right")
-    seat_of = np.append(np.asarray(seats, np.int8), np.int8(-1))
-    return np.where(mask, seat_of[which], -1).astype(np.int8)
+    rank = np.argsort(np.argsort(keys, axis=1), axis=1)                # each card's place in the shuffle
+    bounds = np.cumsum(np.broadcast_to(np.asarray(counts, np.int64), (len(mask), len(owners))), axis=1)
+    which = (rank[:, :, None] >= bounds[:, None, :]).sum(axis=2)
+    owner_of = np.append(np.asarray(owners, np.int64), -1)
+    return np.where(mask, owner_of[which], -1)

@@ -127,14 +127,13 @@ def test_a_problem_without_a_deal_or_too_large_is_left_to_the_caller(monkeypatch
 def barred_by_observation(info, row, unseen):
     """``(n, 52)``: the unseen cards each seat cannot hold, read from the observation alone: a
     suit it showed void in, and the ace of trumps for anyone past his first turn (no robbing)."""
-    n = info.num_players
     suits = EFFECTIVE_SUIT[info.trump[row]]
     barred = info.voids[row][:, suits] & unseen
     assert info.trick_number[row] > 0 and info.robber[row] < 0 and info.declined[row] < 0
     if info.turnup[row] % NUM_RANKS != ACE:
         barred[:, ACE_OF_TRUMPS[info.trump[row]]] = True
     barred[0] = True
-    return barred & (np.arange(n) > 0)[:, None] | (np.arange(n) == 0)[:, None]
+    return barred
 
 
 def test_sample_hidden_is_uniform_over_the_deals_a_ten_player_observation_allows(monkeypatch):

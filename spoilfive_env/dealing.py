@@ -113,7 +113,7 @@ def _deal_problem(unknown, slots, forbidden, draws: int, rng):
     for t, (allowed, members) in enumerate(type_list):
         counts = np.stack([taken[(t, g)] for g in allowed], axis=1) if allowed else np.zeros((draws, 0), np.int64)
         owner[:, members] = _split(np.ones((draws, len(members)), bool), allowed, counts, rng)
-    hands = np.full((draws, len(cards)), -1, np.int8)
+    hands = np.full((draws, len(cards)), -1, np.int64)                 # seat, as _split gives it
     for g, members in enumerate(group_seats):
         hands = np.where(owner == g, _split(owner == g, members, slots[members], rng), hands)
     rest = owner == -1

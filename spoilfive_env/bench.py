@@ -90,6 +90,7 @@ MAX_SECONDS = 3600  # per measurement: an hour is already far more than a steady
 SELECTION_NOTE = ("a uniformly random legal action is drawn at every decision and its cost is included "
                   "in every timing")
 DEFAULT_ROUNDS = 5
+MAX_ROUNDS = 1000  # alternations of a comparison: enough for any median; more would only never end
 PEER_PLAYERS = 4  # table size of our side of every comparison
 PEER_BATCH = 4096  # batch size of the batched comparisons
 WORKER_TIMEOUT = 600  # seconds a measuring subprocess may take, JAX compilation included
@@ -677,7 +678,7 @@ def main(argv=None) -> int:
                         help="measure beside the installed peers (PettingZoo classic, Pgx, OpenSpiel: the "
                              "'peers' extra), each side in its own process, alternating, and print the ratios")
     parser.add_argument("--rounds", type=positive_int, default=None,
-                        help=f"rounds of --peers (default {DEFAULT_ROUNDS})")
+                        help=f"rounds of --peers, 1 to {MAX_ROUNDS} (default {DEFAULT_ROUNDS})")
     parser.add_argument("--profile", action="store_true",
                         help="CPU microseconds per call of the observation, the legal mask and the step "
                              "(B=1 and B=4096) and of one AEC decision (docs/performance.md)")
@@ -693,6 +694,8 @@ def main(argv=None) -> int:
                          f"batches ({PEER_PLAYERS} players, B=1 and {PEER_BATCH}): leave {option} out")
     if args.rounds is not None and not args.peers:
         parser.error("--rounds is for --peers: add --peers, or leave --rounds out")
+    if args.rounds is not None and args.rounds > MAX_ROUNDS:
+        parser.error(f"--rounds {args.rounds} is not allowed: give 1 to {MAX_ROUNDS} rounds")
     if args.seed is not None and args.profile:
         parser.error("--profile times the same fixed positions every run and takes no --seed: leave --seed out")
     seed = args.seed if args.seed is not None else 0

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from spoilfive_env import __version__
-from spoilfive_env.bench import MAX_SECONDS, BenchInterrupted
+from spoilfive_env.bench import MAX_ROUNDS, MAX_SECONDS, BenchInterrupted
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
@@ -154,12 +154,14 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=positive_float, default=DEFAULT_SECONDS,
                         help=f"time per measurement (default {DEFAULT_SECONDS:g})")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
-                        help=f"alternations of the two measurements (default {DEFAULT_ROUNDS})")
+                        help=f"alternations of the two measurements, 1 to {MAX_ROUNDS} (default {DEFAULT_ROUNDS})")
     parser.add_argument("--seed", type=seed_value, default=0, help="seed of deals, seats and actions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if args.seconds > MAX_SECONDS:
         parser.error(f"--seconds {args.seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
+    if args.rounds > MAX_ROUNDS:
+        parser.error(f"--rounds {args.rounds} is not allowed: give 1 to {MAX_ROUNDS} rounds")
     try:  # refused before any env is made
         check_env_fits_in_memory(args.num_envs, args.players, "--num-envs")
     except ValueError as error:

@@ -230,6 +230,7 @@ BENCH_CASES = [
     (["--profile", "--players", "3"], ["--players is for the default measurements", "--profile", "4 players"]),
     (["--peers", "--batch-sizes", "64"], ["--batch-sizes is for the default measurements", "--peers"]),
     (["--rounds", "3"], ["--rounds is for --peers"]),
+    (["--peers", "--rounds", "1001"], ["--rounds 1001 is not allowed", "1 to 1000"]),
     (["--profile", "--seed", "3"], ["--profile", "takes no --seed"]),
 ]
 

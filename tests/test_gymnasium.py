@@ -594,6 +594,7 @@ def test_bench_ctrl_c_in_the_first_round_reports_nothing(monkeypatch, capsys):
     (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),
     (["--seconds", "1e300"], "--seconds 1e+300 is not allowed: give seconds above 0, at most 3600"),
     (["--num-envs", str(10**12)], "--num-envs=1000000000000 is not allowed here"),
+    (["--rounds", str(10**9)], "--rounds 1000000000 is not allowed: give 1 to 1000 rounds"),
 ])
 def test_bench_answers_bad_input_with_one_line(argv, message, capsys):
     from spoilfive_integrations import bench

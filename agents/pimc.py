@@ -15,7 +15,9 @@
     **Cheats.** The same search on the true deal: it reads every hand from the engine
     (``Agent.act_batch_state``), so it is a ceiling for measurement, the price of hidden
     information, and never an opponent in training. Its ``act_batch`` (observation only)
-    refuses to run.
+    refuses to run. ``oracle:knows=trumps`` (or ``suits``) reads only how many trumps (or cards of
+    each suit) each hand holds, and searches ``pimc``'s sampled deals that match: what that
+    knowledge alone is worth (docs/strength.md).
 
 Options (``load_agent("pimc:samples=64:rollout=greedy")``): ``samples`` (deals per
 decision, 1 to :data:`MAX_SAMPLES`, default 128: about 6 ms for one decision at 4 players on one
@@ -36,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -47,6 +50,11 @@ ROLLOUTS = ("spoiler", "greedy", "random")
 PIMC_SAMPLES = 128
 """``pimc``'s deals sampled per decision (its ``samples`` option's default)."""
 PHASE_DONE = 3
+ORACLE_KNOWS = ("hands", "trumps", "suits")
+"""What the cheating ``oracle`` reads from the engine (its ``knows`` option)."""
+COUNT_CANDIDATES = 32
+"""Deals an ``oracle`` that knows only counts draws for each it keeps: enough that the true trump
+counts are met in full at nearly every decision (at 3 players)."""
 MAX_SAMPLES = 16384
 """The most deals a search samples a decision: one decision's samples x legal actions are played
 out as one core batch (16,384 x 6 actions is about a hundred thousand games, half a gigabyte)."""
@@ -231,14 +239,30 @@ class OracleAgent(_SearchAgent):
     never an opponent in training. The tournament calls :meth:`act_batch_state` with the
     core and the game rows to decide; ``samples`` repeats the play-outs (useful only with
     a random rollout).
+
+    ``knows`` says what it reads (:data:`ORACLE_KNOWS`): ``hands`` (every hidden card, the
+    default), or only a count in each other hand, ``trumps`` (how many trumps) or ``suits`` (how
+    many cards of each effective suit, trumps one of them). With a count it is ``pimc``'s search
+    (``samples`` defaults to ``pimc``'s 128) on sampled deals that match the true counts: it draws
+    :data:`COUNT_CANDIDATES` times ``samples`` deals as ``pimc`` does and keeps those that match,
+    reused in turn when fewer than ``samples`` do, and searches unconditioned deals when none does.
+    ``decisions_searched`` and ``decisions_fully_matched`` (at least ``samples`` matches) count how
+    often the counts were met.
     """
 
     name = "oracle"
     cheats = True
 
-    def __init__(self, seed: int | None = None, samples: int = 1, rollout: str = "spoiler",
-                 max_rows: int = 65536, rules: Rules | None = None):
+    def __init__(self, seed: int | None = None, samples: int | None = None, rollout: str = "spoiler",
+                 max_rows: int = 65536, rules: Rules | None = None, knows: str = "hands"):
+        if knows not in ORACLE_KNOWS:
+            raise ValueError(f"knows={knows!r} is not allowed: choose one of {', '.join(ORACLE_KNOWS)}")
+        if samples is None:
+            samples = 1 if knows == "hands" else PIMC_SAMPLES
         super().__init__(seed, samples=samples, rollout=rollout, max_rows=max_rows, rules=rules)
+        self.knows = knows
+        self.decisions_searched = 0
+        self.decisions_fully_matched = 0
 
     def act_batch(self, observations, masks):
         raise ValueError("the oracle cheats: it needs the engine's hidden state. Play it through "
@@ -249,6 +273,11 @@ class OracleAgent(_SearchAgent):
         games = np.asarray(games, dtype=np.int64)
         actions = self._fallback(observations, masks)
         rows = self._search_rows(observations, masks)
+        if self.knows != "hands":
+            for chunk in self._chunks(rows, masks, self.samples * COUNT_CANDIDATES):
+                actions[chunk] = self._search_counts(core, games[chunk], observations[chunk], masks[chunk],
+                                                     actions[chunk])
+            return actions
         K = self.samples
         for chunk in self._chunks(rows, masks, K):
             D = len(chunk)
@@ -260,3 +289,39 @@ class OracleAgent(_SearchAgent):
             game, action, values = action_values(truth, masks[chunk][repeat], seats, self._policy, self.rng)
             actions[chunk] = self._choose(repeat, game, action, values, actions[chunk], D)
         return actions
+
+    def _counts(self, relative_holders, suits, num_players):
+        """``(B, features)``: the known count(s) in each relative seat's hand."""
+        wanted = [TRUMP] if self.knows == "trumps" else range(TRUMP + 1)  # the four plain suits, then trumps
+        in_hand = relative_holders[:, None, :] == np.arange(num_players)[None, :, None]  # (B, n, 52)
+        counts = [(in_hand & (suits == suit)[:, None, :]).sum(axis=2) for suit in wanted]
+        return np.stack(counts, axis=2).reshape(len(relative_holders), -1)
+
+    def _search_counts(self, core, games, observations, masks, fallback):
+        """``pimc``'s search on sampled deals whose hands hold the true counts."""
+        rules = core.rules
+        n, decisions, candidates = rules.num_players, len(games), self.samples * COUNT_CANDIDATES
+        viewer = core.current[games].astype(np.int64)
+        held = core.holder[games].astype(np.int64)
+        suits = EFFECTIVE_SUIT[core.trump[games]]
+        truth = self._counts(np.where(held >= 0, (held - viewer[:, None]) % n, -1), suits, n)
+        repeat = np.repeat(np.arange(decisions), candidates)
+        info = read_information(observations).take(repeat)
+        holders, discards = sample_hidden(info, self.rng, rules)
+        matches = (self._counts(holders.astype(np.int64), suits[repeat], n) == truth[repeat]).all(axis=1)
+        matches = matches.reshape(decisions, candidates)
+        kept = np.empty((decisions, self.samples), np.int64)
+        for decision in range(decisions):
+            matching = np.flatnonzero(matches[decision])
+            self.decisions_searched += 1
+            self.decisions_fully_matched += len(matching) >= self.samples
+            if not len(matching):
+                matching = np.arange(candidates)  # no deal matched: search unconditioned ones
+            kept[decision] = decision * candidates + matching[np.arange(self.samples) % len(matching)]
+        kept = kept.ravel()
+        repeat = np.repeat(np.arange(decisions), self.samples)
+        worlds = games_from_information(info.take(kept), holders[kept], discards[kept], rules,
+                                        mode="hand", reward="equity")
+        game, action, values = action_values(worlds, masks[repeat], np.zeros(len(repeat), np.int64), self._policy,
+                                             self.rng)
+        return self._choose(repeat, game, action, values, fallback, decisions)

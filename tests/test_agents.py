@@ -153,6 +153,67 @@ def test_oracle_refuses_to_play_without_the_state():
         load_agent("oracle").act_batch(core.observe(), core.legal_mask())
 
 
+def _counts_in_hands(relative_holders, trump, num_players, suits_wanted):
+    """(seats, suits) cards of each wanted effective suit in each relative seat's hand."""
+    from spoilfive_env.cards import EFFECTIVE_SUIT
+
+    suits = EFFECTIVE_SUIT[trump]
+    return np.array([[int(((relative_holders == seat) & (suits == suit)).sum()) for suit in suits_wanted]
+                     for seat in range(num_players)])
+
+
+@pytest.mark.parametrize("knows, suits_wanted", [("trumps", [4]), ("suits", [0, 1, 2, 3, 4])])
+def test_an_oracle_told_the_counts_searches_only_deals_that_hold_them(monkeypatch, knows, suits_wanted):
+    """Every deal it searches puts the true count of trumps (or of every suit) in each hidden hand."""
+    import agents.pimc as pimc
+
+    searched = []
+    real = pimc.games_from_information
+
+    def spy(info, holders, discards, rules, **keywords):
+        searched.append(np.asarray(holders).copy())
+        return real(info, holders, discards, rules, **keywords)
+
+    monkeypatch.setattr(pimc, "games_from_information", spy)
+    num_players = 3
+    core = SpoilFiveCore(6, rules=Rules(num_players=num_players), seed=4)
+    oracle = load_agent(f"oracle:knows={knows}:samples=16", seed=0)
+    assert oracle.samples == 16
+    decided = 0
+    for _ in range(12):
+        mask, obs = core.legal_mask(), core.observe()
+        rows = np.flatnonzero(~core.done & (mask.sum(axis=1) > 1))
+        if not len(rows):
+            break
+        actions = oracle.act_batch_state(core, rows, obs[rows], mask[rows])
+        assert mask[rows, actions].all()
+        # The searched deals of each decision, in row order, samples apiece.
+        holders = np.concatenate(searched).reshape(len(rows), oracle.samples, -1)
+        searched.clear()
+        for row, deals in zip(rows, holders):
+            viewer = int(core.current[row])
+            held = core.holder[row].astype(np.int64)
+            truth = _counts_in_hands(np.where(held >= 0, (held - viewer) % num_players, -1), core.trump[row],
+                                     num_players, suits_wanted)
+            fully = [np.array_equal(_counts_in_hands(deal, core.trump[row], num_players, suits_wanted), truth)
+                     for deal in deals]
+            assert all(fully) or not any(fully)  # matched deals only, or (none drawn) unconditioned ones
+            decided += all(fully)
+        step = np.zeros(len(mask), np.int64)
+        step[rows] = actions
+        step[~core.done & (mask.sum(axis=1) == 1)] = mask[~core.done & (mask.sum(axis=1) == 1)].argmax(axis=1)
+        core.step(step)
+    assert oracle.decisions_searched >= decided > 0
+    assert decided >= oracle.decisions_fully_matched
+
+
+def test_the_oracles_knowledge_is_checked_and_sets_its_sample_default():
+    assert load_agent("oracle").samples == 1 and load_agent("oracle").knows == "hands"
+    assert load_agent("oracle:knows=trumps").samples == 128
+    with pytest.raises(ValueError, match="knows='cards' is not allowed: choose one of hands, trumps, suits"):
+        load_agent("oracle:knows=cards")
+
+
 @pytest.mark.parametrize("spec, says", [
     ("pimc:samples=1000000000000", "from 1 to 16,384"),  # refused before any memory is asked for
     ("oracle:samples=0", "from 1 to 16,384"),

@@ -175,6 +175,13 @@ class _SearchAgent(Agent):
         """Best mean action per decision; ``game_of_decision`` maps games to decisions."""
         return self._best(action_means(game_of_decision, game, action, values, decisions), fallback)
 
+    def _search_sampled(self, repeat, worlds, masks, fallback, decisions):
+        """Best mean action per decision over sampled ``worlds``, each seen from its seat 0 (the searcher);
+        ``repeat`` maps worlds to decisions, ``masks`` are the decisions'."""
+        game, action, values = action_values(worlds, masks[repeat], np.zeros(len(repeat), np.int64),
+                                             self._policy, self.rng)
+        return self._choose(repeat, game, action, values, fallback, decisions)
+
     @staticmethod
     def _best(means, fallback):
         """The best mean of each row of ``means`` (changed in place), ties to ``fallback``."""
@@ -227,9 +234,7 @@ class PIMCAgent(_SearchAgent):
 
     def _search(self, observations, masks, fallback, rules):
         repeat, games = self._sample_worlds(observations, rules)
-        game, action, values = action_values(games, masks[repeat], np.zeros(len(repeat), np.int64),
-                                             self._policy, self.rng)
-        return self._choose(repeat, game, action, values, fallback, len(observations))
+        return self._search_sampled(repeat, games, masks, fallback, len(observations))
 
 
 class OracleAgent(_SearchAgent):
@@ -310,18 +315,15 @@ class OracleAgent(_SearchAgent):
         holders, discards = sample_hidden(info, self.rng, rules)
         matches = (self._counts(holders.astype(np.int64), suits[repeat], n) == truth[repeat]).all(axis=1)
         matches = matches.reshape(decisions, candidates)
+        self.decisions_searched += decisions
+        self.decisions_fully_matched += int((matches.sum(axis=1) >= self.samples).sum())
         kept = np.empty((decisions, self.samples), np.int64)
         for decision in range(decisions):
             matching = np.flatnonzero(matches[decision])
-            self.decisions_searched += 1
-            self.decisions_fully_matched += len(matching) >= self.samples
             if not len(matching):
                 matching = np.arange(candidates)  # no deal matched: search unconditioned ones
             kept[decision] = decision * candidates + matching[np.arange(self.samples) % len(matching)]
         kept = kept.ravel()
-        repeat = np.repeat(np.arange(decisions), self.samples)
         worlds = games_from_information(info.take(kept), holders[kept], discards[kept], rules,
                                         mode="hand", reward="equity")
-        game, action, values = action_values(worlds, masks[repeat], np.zeros(len(repeat), np.int64), self._policy,
-                                             self.rng)
-        return self._choose(repeat, game, action, values, fallback, decisions)
+        return self._search_sampled(np.repeat(np.arange(decisions), self.samples), worlds, masks, fallback, decisions)

@@ -201,7 +201,8 @@ def test_an_oracle_told_the_counts_searches_only_deals_that_hold_them(monkeypatc
             decided += all(fully)
         step = np.zeros(len(mask), np.int64)
         step[rows] = actions
-        step[~core.done & (mask.sum(axis=1) == 1)] = mask[~core.done & (mask.sum(axis=1) == 1)].argmax(axis=1)
+        forced = ~core.done & (mask.sum(axis=1) == 1)
+        step[forced] = mask[forced].argmax(axis=1)
         core.step(step)
     assert oracle.decisions_searched >= decided > 0
     assert decided >= oracle.decisions_fully_matched

@@ -36,7 +36,11 @@ least this share of the sampled deals, else claim: a pool in hand counts for mor
 share than the jink's bonus; 0: by value alone), ``inner_samples`` (recursive search: in each
 rollout the searcher's next turn is itself a search of this many deals, drawn again from its own
 observation of the sampled deal, its later turns the policy's; 0: the policy's throughout),
-``max_rows`` (rollout games per core batch).
+``belief`` (``none``, or a trump-count belief, a shipped name such as ``trump_counts`` or a path:
+the deals are drawn ``belief_draws`` times over and resampled by the belief's probability of each
+hidden hand's trump count, :mod:`agents.trump_belief`; at a table it was not trained for, the
+deals are drawn as without it), ``belief_draws`` (default 8), ``max_rows`` (rollout games per
+core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
 an agent is asked for. ``python -m agents.pimc_policy [PLAYERS] [--agents A,B,...]`` prints the
@@ -49,8 +53,10 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
+from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP
 from spoilfive_env.cli import exit_interrupted, json_text
 from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
@@ -59,6 +65,7 @@ from .pimc import MAX_SAMPLES, PIMCAgent, action_values, exact_action_values
 
 try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line and exit 130, as later on
     from .policy import PolicyAgent, load_policy_agent
+    from .trump_belief import TrumpCountBelief, load_belief, trump_counts
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported (load_agent, a program of its own): the Ctrl-C is the importer's
         raise
@@ -75,6 +82,8 @@ TRICKS = 5
 """Tricks in a hand: the searcher's cards in hand tell the trick (five in the first)."""
 OTHERS = ("policy", "spoiler", "greedy")
 """Who plays the other seats of the rollouts: the policy itself, or a rule-based model."""
+MAX_BELIEF_DRAWS = 64
+"""The most deals drawn a kept deal with ``belief`` (64 x 96 deals a decision is already 6,144)."""
 
 
 def _checked_number(name: str, value, allowed: str, high: float = np.inf) -> float:
@@ -130,6 +139,11 @@ class PolicyPIMCAgent(PIMCAgent):
         inner_samples: deals of the search that plays the searcher's next turn in every
             rollout (recursive determinised search, "IIMC" in Furtak and Buro, 2013); 0 (default):
             the policy plays it.
+        belief: ``None`` or ``"none"`` (deals drawn uniformly among those the observation allows), or a
+            :class:`~agents.trump_belief.TrumpCountBelief`, a shipped belief's name or a path: the
+            deals resampled by each hidden hand's believed trump count (the searcher's own search
+            only; an inner search draws uniformly).
+        belief_draws: with ``belief``, deals drawn for each one kept (1 to :data:`MAX_BELIEF_DRAWS`).
         max_rows: rollout games per core batch (bounds memory).
         rules: the table's rules (a tournament tells the agent through ``bind``).
     """
@@ -139,8 +153,22 @@ class PolicyPIMCAgent(PIMCAgent):
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, policy="ppo",
                  others: str = "spoiler", prior: float = 0.0, exact_tricks: int = 0,
                  search_from_trick: int = 1, win_weight: float = 0.0, loss_weight: float = 0.0,
-                 jink_confidence: float = 0.0, inner_samples: int = 0, max_rows: int = 32768, rules=None):
+                 jink_confidence: float = 0.0, inner_samples: int = 0, belief=None, belief_draws: int = 8,
+                 max_rows: int = 32768, rules=None):
         super().__init__(seed, samples=samples, rollout="spoiler", max_rows=max_rows, rules=rules)
+        if not is_integer(belief_draws) or not 1 <= belief_draws <= MAX_BELIEF_DRAWS:
+            raise ValueError(f"belief_draws={belief_draws!r} is not allowed: it must be a whole number from 1 to "
+                             f"{MAX_BELIEF_DRAWS} (deals drawn for each one the search keeps)")
+        self.belief_draws = int(belief_draws)
+        if belief is None or belief == "none" or isinstance(belief, TrumpCountBelief):
+            self.belief = None if belief in (None, "none") else belief
+        elif isinstance(belief, str):
+            try:
+                self.belief = load_belief(belief)
+            except ValueError as error:
+                raise ValueError(f"belief={belief!r} is not allowed: {error}") from None
+        else:
+            raise ValueError(f"belief={belief!r} is not allowed: give none, a shipped belief's name or a path")
         self.policy = policy if isinstance(policy, PolicyAgent) else load_policy_agent(policy)
         self.others = others
         self._others_net = None  # a network that plays the other seats
@@ -242,6 +270,21 @@ class PolicyPIMCAgent(PIMCAgent):
 
     def _fallback(self, observations, masks):
         return self.policy.act_batch(observations, masks)
+
+    def _sample_worlds(self, observations, rules):
+        """pimc's deals, or with ``belief`` (at a table it covers) ``belief_draws`` times as many,
+        resampled by the belief's probability of each hidden hand's trump count."""
+        if self.belief is None or not self.belief.covers(rules):
+            return super()._sample_worlds(observations, rules)
+        D, drawn = len(observations), self.samples * self.belief_draws
+        info = read_information(observations).take(np.repeat(np.arange(D), drawn))
+        holders, discards = sample_hidden(info, self.rng, rules)
+        counts = trump_counts(holders, EFFECTIVE_SUIT[info.trump] == TRUMP, rules.num_players)
+        kept = self.belief.resample(observations, counts.reshape(D, drawn, -1), self.samples, self.rng)
+        kept = (kept + np.arange(D)[:, None] * drawn).ravel()
+        worlds = games_from_information(info.take(kept), holders[kept], discards[kept], rules,
+                                        mode="hand", reward="equity")
+        return np.repeat(np.arange(D), self.samples), worlds
 
     def _search(self, observations, masks, fallback, rules):
         if self._inner is None:

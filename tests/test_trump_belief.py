@@ -1,0 +1,201 @@
+"""The trump-count belief (``agents.trump_belief``) and the searches' deals resampled by it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import load_agent  # noqa: E402
+from agents.pimc_policy import PolicyPIMCAgent  # noqa: E402
+from agents.trump_belief import (  # noqa: E402
+    COUNTS,
+    SAMPLER_DEALS,
+    TrumpCountBelief,
+    TrumpCountNet,
+    count_frequencies,
+    load_belief,
+    main,
+    save_belief,
+    trump_counts,
+)
+from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP  # noqa: E402
+from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.rules import Rules  # noqa: E402
+
+
+class FixedBelief(TrumpCountBelief):
+    """A belief that says what the test wants: ``table(counts)`` gives the probabilities."""
+
+    def __init__(self, table, sizes=(3,)):
+        super().__init__({n: TrumpCountNet(n) for n in sizes})
+        self.table = table
+
+    def probabilities(self, observations, counts):
+        return self.table(counts)
+
+
+def decisions(num_players, games=6, seed=0, steps=4):
+    """Observations and masks of seat-to-move decisions a few steps into ``games`` hands."""
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        masks = core.legal_mask()
+        core.step(np.array([rng.choice(np.flatnonzero(row)) for row in masks]))
+    live = np.flatnonzero(core.legal_mask().sum(axis=1) > 1)
+    return core.observe()[live], core.legal_mask()[live]
+
+
+def world_counts(worlds, num_players):
+    """Each sampled world's trump count in the hands of the searcher's relative seats 1 .. n-1."""
+    holders = worlds.holder.astype(np.int64)  # the searcher is seat 0 of every world
+    return trump_counts(holders, EFFECTIVE_SUIT[worlds.trump] == TRUMP, num_players)
+
+
+def test_resampling_keeps_the_believed_count_wherever_a_drawn_deal_has_it():
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 4, size=(5, 40, 2))
+    counts[4, :, 0] = 2  # one decision where no drawn deal has the believed count: nothing to favour
+
+    def only_one_trump_for_seat_1(counts):
+        belief = count_frequencies(counts)  # seat 2: as drawn, no weight
+        belief[:, 0] = 0
+        belief[:, 0, 1] = 1
+        return belief
+
+    kept = FixedBelief(only_one_trump_for_seat_1).resample(np.zeros((5, 1)), counts, 10, rng)
+    assert kept.shape == (5, 10) and ((kept >= 0) & (kept < 40)).all()
+    chosen = np.take_along_axis(counts[:, :, 0], kept, axis=1)
+    assert (chosen[:4] == 1).all()  # every kept deal gives seat 1 one trump
+    assert len(np.unique(kept[4])) == 10  # weights all equal there: spread over the drawn deals
+
+
+def test_a_belief_equal_to_the_drawn_frequencies_keeps_one_deal_in_each_stretch():
+    rng = np.random.default_rng(1)
+    counts = rng.integers(0, 6, size=(3, 64, 3))
+    kept = FixedBelief(count_frequencies, sizes=(4,)).resample(np.zeros((3, 1)), counts, 8, rng)
+    # Uniform weights: systematic resampling takes one deal from each eighth of the draws.
+    assert (kept // 8 == np.arange(8)).all()
+
+
+def test_the_search_draws_belief_draws_times_its_deals_and_keeps_the_believed_counts():
+    observations, _ = decisions(3)
+
+    def two_trumps_each(counts):
+        belief = np.zeros((len(counts), 2, COUNTS))
+        belief[:, :, 2] = 1
+        return belief
+
+    rules = Rules(num_players=3)
+    agent = PolicyPIMCAgent(seed=0, samples=6, belief=FixedBelief(two_trumps_each), belief_draws=16)
+    drawn = []
+    original = agent.belief.resample
+    agent.belief.resample = lambda obs, counts, keep, rng: drawn.append(counts) or original(obs, counts, keep, rng)
+    repeat, worlds = agent._sample_worlds(observations, rules)
+    assert np.array_equal(repeat, np.repeat(np.arange(len(observations)), 6))
+    assert drawn[0].shape == (len(observations), 6 * 16, 2)
+    kept = world_counts(worlds, 3).reshape(len(observations), 6, 2)
+    possible = (drawn[0] == 2).all(axis=2).any(axis=1)  # decisions where some drawn deal holds it
+    assert possible.any()
+    assert (kept[possible] == 2).all()
+
+
+def test_without_a_belief_or_at_a_table_it_does_not_cover_the_deals_are_pimcs():
+    observations, masks = decisions(6)
+    believing = PolicyPIMCAgent(seed=3, samples=4, belief=FixedBelief(count_frequencies))
+    plain = PolicyPIMCAgent(seed=3, samples=4)
+    rules = Rules(num_players=6)
+    for agent in (believing, plain):
+        agent.bind(rules)
+    assert np.array_equal(believing.act_batch(observations, masks), plain.act_batch(observations, masks))
+    assert believing.rng.random() == plain.rng.random()  # the same draws, none more
+    assert not believing.belief.covers(rules)
+    assert not believing.belief.covers(Rules(num_players=3, jink_bonus=5))  # trained at the default rules only
+    assert believing.belief.covers(Rules(num_players=3))
+
+
+def test_the_network_starts_as_the_samplers_marginal():
+    net = TrumpCountNet(4)
+    log_marginal = torch.log(torch.softmax(torch.randn(5, 3, COUNTS), dim=-1))
+    logits = net(torch.randn(5, net.mlp[0].in_features - 3 * COUNTS), log_marginal)
+    assert torch.allclose(torch.log_softmax(logits, dim=-1), log_marginal, atol=1e-6)
+
+
+def test_a_saved_belief_loads_and_plays_legal_moves(tmp_path):
+    path = tmp_path / "belief.pt"
+    save_belief({3: TrumpCountNet(3)}, path, {"3": {"note": "untrained"}})
+    belief = load_belief(str(path))
+    assert sorted(belief.nets) == [3] and belief.covers(Rules(num_players=3))
+    agent = load_agent(f"pimc_ppo:samples=4:belief={path}:belief_draws=2", seed=0)
+    agent.bind(Rules(num_players=3))
+    observations, masks = decisions(3, seed=4)
+    actions = agent.act_batch(observations, masks)
+    assert masks[np.arange(len(actions)), actions].all()
+
+
+@pytest.mark.parametrize("options, says", [
+    ("belief_draws=0", "belief_draws=0 is not allowed: it must be a whole number from 1 to 64"),
+    ("belief_draws=65", "from 1 to 64"),
+    ("belief_draws=2.5", "whole number"),
+    ("belief=nowhere", "no trump-count belief at"),
+    ("belief=7", "belief=7 is not allowed"),
+])
+def test_bad_belief_options_say_what_is_allowed(options, says):
+    with pytest.raises(ValueError, match=says):
+        load_agent(f"pimc_ppo:samples=2:{options}")
+
+
+def test_a_file_that_is_not_a_belief_is_refused(tmp_path):
+    import agents
+
+    with pytest.raises(ValueError, match="not a trump-count belief"):
+        load_belief(str(agents.CHECKPOINT_DIR / "ppo.pt"))
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="not a readable torch file"):
+        load_belief(str(junk))
+    other = tmp_path / "other.pt"
+    save_belief({3: TrumpCountNet(3)}, other, {})
+    data = torch.load(other, weights_only=True)
+    data["sampler_deals"] = SAMPLER_DEALS + 1
+    torch.save(data, other)
+    with pytest.raises(ValueError, match=f"this spoilfive reads {SAMPLER_DEALS}"):
+        load_belief(str(other))
+
+
+def test_the_shipped_belief_covers_three_to_five_players_and_beats_the_sampler():
+    belief = load_belief("trump_counts")
+    assert sorted(belief.nets) == [3, 4, 5]
+    report = torch.load(belief_file(), weights_only=True)["report"]
+    for size in (3, 4, 5):  # held-out loss of the belief under the sampler's own
+        figures = report[size]
+        assert figures["belief_nats_per_seat"] < figures["sampler_nats_per_seat"] - 0.01
+
+
+def belief_file():
+    from agents.trump_belief import belief_path
+
+    return belief_path("trump_counts")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--players", "3,4", "--hands", "1,2,3"], "--hands gives 3 numbers for 2 table sizes"),
+    (["--players", "1"], "--players"),
+    (["--hands", "0"], "--hands"),
+    (["--out", "belief.txt"], "ends in .pt"),
+])
+def test_the_command_refuses_bad_flags_in_one_line(argv, says, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert says in error and len(error.strip().splitlines()) == 1
+
+
+def test_the_command_collects_fits_and_saves(tmp_path, capsys):
+    out = tmp_path / "tiny.pt"
+    assert main(["--players", "3", "--hands", "40", "--seed", "9", "--out", str(out), "--json"]) == 0
+    belief = load_belief(str(out))
+    assert sorted(belief.nets) == [3]
+    assert '"sampler_nats_per_seat"' in capsys.readouterr().out

@@ -25,7 +25,7 @@ at the default rules (at any other size or rules a search draws its deals as bef
 
     python -m agents.trump_belief --players 3,4,5 --hands 12000,10000,6000 --seed 600
 
-(about 10, 10 and 25 minutes of one core to collect, 5 a size to fit; the held-out losses it
+(about 7, 10 and 15 minutes of one core to collect, 5 a size to fit; the held-out losses it
 prints are in docs/strength.md). ``pimc_ppo:belief=trump_counts`` (and ``best``) use it.
 """
 

@@ -175,6 +175,21 @@ class _SearchAgent(Agent):
         """Best mean action per decision; ``game_of_decision`` maps games to decisions."""
         return self._best(action_means(game_of_decision, game, action, values, decisions), fallback)
 
+    def _draw_deals(self, observations, per_decision: int, rules):
+        """``per_decision`` hidden deals drawn from each decision row's information, decision by decision:
+        ``(info, holders, discards)``, the information repeated to match (:func:`sample_hidden`)."""
+        info = read_information(observations).take(np.repeat(np.arange(len(observations)), per_decision))
+        holders, discards = sample_hidden(info, self.rng, rules)
+        return info, holders, discards
+
+    @staticmethod
+    def _worlds(info, holders, discards, rules, kept=None):
+        """The determinised games of drawn deals (those at ``kept`` only, when given), played to the
+        end of the hand and scored by equity."""
+        if kept is not None:
+            info, holders, discards = info.take(kept), holders[kept], discards[kept]
+        return games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
+
     def _search_sampled(self, repeat, worlds, masks, fallback, decisions):
         """Best mean action per decision over sampled ``worlds``, each seen from its seat 0 (the searcher);
         ``repeat`` maps worlds to decisions, ``masks`` are the decisions'."""
@@ -227,10 +242,8 @@ class PIMCAgent(_SearchAgent):
 
         Returns ``(repeat, games)``: ``repeat[i]`` is the decision row of game ``i``.
         """
-        repeat = np.repeat(np.arange(len(observations)), self.samples)
-        info = read_information(observations).take(repeat)  # decode each observation once
-        holders, discards = sample_hidden(info, self.rng, rules)
-        return repeat, games_from_information(info, holders, discards, rules, mode="hand", reward="equity")
+        info, holders, discards = self._draw_deals(observations, self.samples, rules)
+        return np.repeat(np.arange(len(observations)), self.samples), self._worlds(info, holders, discards, rules)
 
     def _search(self, observations, masks, fallback, rules):
         repeat, games = self._sample_worlds(observations, rules)
@@ -311,8 +324,7 @@ class OracleAgent(_SearchAgent):
         suits = EFFECTIVE_SUIT[core.trump[games]]
         truth = self._counts(np.where(held >= 0, (held - viewer[:, None]) % n, -1), suits, n)
         repeat = np.repeat(np.arange(decisions), candidates)
-        info = read_information(observations).take(repeat)
-        holders, discards = sample_hidden(info, self.rng, rules)
+        info, holders, discards = self._draw_deals(observations, candidates, rules)
         matches = (self._counts(holders.astype(np.int64), suits[repeat], n) == truth[repeat]).all(axis=1)
         matches = matches.reshape(decisions, candidates)
         self.decisions_searched += decisions
@@ -323,7 +335,5 @@ class OracleAgent(_SearchAgent):
             if not len(matching):
                 matching = np.arange(candidates)  # no deal matched: search unconditioned ones
             kept[decision] = decision * candidates + matching[np.arange(self.samples) % len(matching)]
-        kept = kept.ravel()
-        worlds = games_from_information(info.take(kept), holders[kept], discards[kept], rules,
-                                        mode="hand", reward="equity")
+        worlds = self._worlds(info, holders, discards, rules, kept.ravel())
         return self._search_sampled(np.repeat(np.arange(decisions), self.samples), worlds, masks, fallback, decisions)

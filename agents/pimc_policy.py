@@ -53,10 +53,8 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
-from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP
 from spoilfive_env.cli import exit_interrupted, json_text
 from spoilfive_env.core import SpoilFiveCore
-from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
@@ -160,8 +158,10 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"belief_draws={belief_draws!r} is not allowed: it must be a whole number from 1 to "
                              f"{MAX_BELIEF_DRAWS} (deals drawn for each one the search keeps)")
         self.belief_draws = int(belief_draws)
-        if belief is None or belief == "none" or isinstance(belief, TrumpCountBelief):
-            self.belief = None if belief in (None, "none") else belief
+        if belief is None or belief == "none":
+            self.belief = None
+        elif isinstance(belief, TrumpCountBelief):
+            self.belief = belief
         elif isinstance(belief, str):
             try:
                 self.belief = load_belief(belief)
@@ -277,14 +277,10 @@ class PolicyPIMCAgent(PIMCAgent):
         if self.belief is None or not self.belief.covers(rules):
             return super()._sample_worlds(observations, rules)
         D, drawn = len(observations), self.samples * self.belief_draws
-        info = read_information(observations).take(np.repeat(np.arange(D), drawn))
-        holders, discards = sample_hidden(info, self.rng, rules)
-        counts = trump_counts(holders, EFFECTIVE_SUIT[info.trump] == TRUMP, rules.num_players)
-        kept = self.belief.resample(observations, counts.reshape(D, drawn, -1), self.samples, self.rng)
-        kept = (kept + np.arange(D)[:, None] * drawn).ravel()
-        worlds = games_from_information(info.take(kept), holders[kept], discards[kept], rules,
-                                        mode="hand", reward="equity")
-        return np.repeat(np.arange(D), self.samples), worlds
+        info, holders, discards = self._draw_deals(observations, drawn, rules)
+        counts = trump_counts(holders, info.trump, rules.num_players).reshape(D, drawn, -1)
+        kept = self.belief.resample(observations, counts, self.samples, self.rng) + np.arange(D)[:, None] * drawn
+        return np.repeat(np.arange(D), self.samples), self._worlds(info, holders, discards, rules, kept.ravel())
 
     def _search(self, observations, masks, fallback, rules):
         if self._inner is None:

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP
+from spoilfive_env.cards import IS_TRUMP
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, json_text, positive_ints, seed_value, table_sizes
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import read_information, sample_hidden
@@ -62,11 +62,12 @@ DATA_BATCH = 256
 """Games played side by side while collecting."""
 
 
-def trump_counts(holders: np.ndarray, trumps: np.ndarray, num_players: int) -> np.ndarray:
+def trump_counts(holders: np.ndarray, trump: np.ndarray, num_players: int) -> np.ndarray:
     """``(B, n - 1)`` int64: the trumps in the hand of each relative seat 1 .. n-1.
 
     ``holders`` ``(B, 52)``: each card's holder relative to the viewer (-1: in no hand);
-    ``trumps`` ``(B, 52)`` bool: the cards that are trumps in that game."""
+    ``trump`` ``(B,)``: each game's trump suit."""
+    trumps = IS_TRUMP[trump]
     return np.stack([((holders == seat) & trumps).sum(axis=1) for seat in range(1, num_players)], axis=1)
 
 
@@ -81,10 +82,6 @@ def log_sampler_marginal(counts: np.ndarray) -> np.ndarray:
     head = counts[:, :SAMPLER_DEALS]
     tallies = np.stack([(head == k).sum(axis=1) for k in range(COUNTS)], axis=2)
     return np.log((tallies + SMOOTHING) / (head.shape[1] + SMOOTHING * COUNTS)).astype(np.float32)
-
-
-def _trumps_of(info) -> np.ndarray:
-    return EFFECTIVE_SUIT[info.trump] == TRUMP
 
 
 class TrumpCountNet(torch.nn.Module):
@@ -216,7 +213,7 @@ def collect(num_players: int, hands: int, seed: int, *, progress: bool = False) 
                 held = core.holder[rows].astype(np.int64)
                 relative = np.where(held >= 0, (held - viewer[:, None]) % n, -1)
                 observations.append(obs[rows].astype(np.float32))
-                targets.append(trump_counts(relative, EFFECTIVE_SUIT[core.trump[rows]] == TRUMP, n).astype(np.int8))
+                targets.append(trump_counts(relative, core.trump[rows], n).astype(np.int8))
             core.step(agent.act_batch(obs, masks))
             done = core.done
             if done.any():
@@ -235,7 +232,7 @@ def sampler_inputs(observations: np.ndarray, num_players: int, seed: int, chunk:
         obs = observations[start:start + chunk]
         info = read_information(obs).take(np.repeat(np.arange(len(obs)), SAMPLER_DEALS))
         holders, _ = sample_hidden(info, rng, rules)
-        counts = trump_counts(holders, _trumps_of(info), num_players).reshape(len(obs), SAMPLER_DEALS, -1)
+        counts = trump_counts(holders, info.trump, num_players).reshape(len(obs), SAMPLER_DEALS, -1)
         out[start:start + len(obs)] = log_sampler_marginal(counts)
     return out
 

@@ -58,6 +58,8 @@ SPECIAL_NAMES = {value: name for name, value in SPECIAL_ACTIONS.items()}
 
 INTERRUPTED = 130
 """A command's exit status after a Ctrl-C (128 + SIGINT)."""
+BAD_USAGE = 2
+"""A command line's exit status when it refuses a bad flag (argparse's)."""
 
 CTRL_C_ON_TORCH = """import runpy, sys
 class CtrlCOnTorch:
@@ -390,3 +392,21 @@ def sigint_handler_restored():
     if after is not before:
         signal.signal(signal.SIGINT, before)
         pytest.fail(f"the test left the SIGINT handler changed: {before!r} -> {after!r}")
+
+
+def assert_one_line_refusal(stderr: str, returncode: int, *words: str) -> None:
+    assert returncode != 0
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def refused_in_process(main, argv, capsys, *words) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == BAD_USAGE, argv
+    captured = capsys.readouterr()
+    assert captured.out == "", argv  # nothing was played or measured
+    assert_one_line_refusal(captured.err, stopped.value.code, *words)

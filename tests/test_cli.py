@@ -17,34 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import load_script
+from conftest import BAD_USAGE, assert_one_line_refusal, load_script, refused_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
-BAD_USAGE = 2
 
 
 def run(command: list[str], tmp_path: Path, stdin: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, *command], cwd=tmp_path, env=env, input=stdin, capture_output=True,
                           text=True, timeout=120, encoding="utf-8")
-
-
-def assert_one_line_refusal(stderr: str, returncode: int, *words: str) -> None:
-    assert returncode != 0
-    assert "Traceback" not in stderr, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-
-
-def refused_in_process(main, argv, capsys, *words) -> None:
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
-    assert stopped.value.code == BAD_USAGE, argv
-    captured = capsys.readouterr()
-    assert captured.out == "", argv  # nothing was played or measured
-    assert_one_line_refusal(captured.err, stopped.value.code, *words)
 
 
 def no_cuda() -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import refused_in_process
 
 torch = pytest.importorskip("torch")
 
@@ -20,7 +21,6 @@ from agents.trump_belief import (  # noqa: E402
     save_belief,
     trump_counts,
 )
-from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP  # noqa: E402
 from spoilfive_env.core import SpoilFiveCore  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
@@ -50,7 +50,7 @@ def decisions(num_players, games=6, seed=0, steps=4):
 def world_counts(worlds, num_players):
     """Each sampled world's trump count in the hands of the searcher's relative seats 1 .. n-1."""
     holders = worlds.holder.astype(np.int64)  # the searcher is seat 0 of every world
-    return trump_counts(holders, EFFECTIVE_SUIT[worlds.trump] == TRUMP, num_players)
+    return trump_counts(holders, worlds.trump, num_players)
 
 
 def test_resampling_keeps_the_believed_count_wherever_a_drawn_deal_has_it():
@@ -186,11 +186,7 @@ def belief_file():
     (["--out", "belief.txt"], "ends in .pt"),
 ])
 def test_the_command_refuses_bad_flags_in_one_line(argv, says, capsys):
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
-    assert stopped.value.code == 2
-    error = capsys.readouterr().err
-    assert says in error and len(error.strip().splitlines()) == 1
+    refused_in_process(main, argv, capsys, says)
 
 
 def test_the_command_collects_fits_and_saves(tmp_path, capsys):

@@ -128,7 +128,7 @@ class TrumpCountBelief:
     def resample(self, observations: np.ndarray, counts: np.ndarray, keep: int, rng) -> np.ndarray:
         """``(D, keep)``: which of each decision's drawn deals ``counts`` ``(D, deals, n - 1)`` to keep,
         by systematic resampling with weights ``prod p(count) / q(count)``; draws ``D`` uniforms from ``rng``."""
-        D, deals, seats = counts.shape
+        D, deals, _ = counts.shape
         belief = self.probabilities(observations, counts)
         drawn = count_frequencies(counts)
         log_ratio = np.log(np.maximum(belief, 1e-12)) - np.log(np.maximum(drawn, 1e-12))  # (D, seats, COUNTS)

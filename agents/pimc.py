@@ -142,6 +142,16 @@ def exact_action_values(core, masks: np.ndarray):
     return game, action, rewards[:, 0] + max_n_values(child)[:, 0]
 
 
+def draw_deals(observations, per_decision: int, rng, rules):
+    """``per_decision`` hidden deals drawn from each decision row's information, decision by decision
+    (:func:`sample_hidden`): ``(repeat, info, holders, discards)``, ``repeat[i]`` the decision row of deal
+    ``i`` and the information repeated to match."""
+    repeat = np.repeat(np.arange(len(observations)), per_decision)
+    info = read_information(observations).take(repeat)  # decode each observation once
+    holders, discards = sample_hidden(info, rng, rules)
+    return repeat, info, holders, discards
+
+
 class _SearchAgent(Agent):
     def __init__(self, seed: int | None = None, samples: int = PIMC_SAMPLES, rollout: str = "spoiler",
                  max_rows: int = 65536, rules: Rules | None = None):
@@ -174,13 +184,6 @@ class _SearchAgent(Agent):
     def _choose(self, game_of_decision, game, action, values, fallback, decisions):
         """Best mean action per decision; ``game_of_decision`` maps games to decisions."""
         return self._best(action_means(game_of_decision, game, action, values, decisions), fallback)
-
-    def _draw_deals(self, observations, per_decision: int, rules):
-        """``per_decision`` hidden deals drawn from each decision row's information, decision by decision:
-        ``(info, holders, discards)``, the information repeated to match (:func:`sample_hidden`)."""
-        info = read_information(observations).take(np.repeat(np.arange(len(observations)), per_decision))
-        holders, discards = sample_hidden(info, self.rng, rules)
-        return info, holders, discards
 
     @staticmethod
     def _worlds(info, holders, discards, rules, kept=None):
@@ -242,8 +245,8 @@ class PIMCAgent(_SearchAgent):
 
         Returns ``(repeat, games)``: ``repeat[i]`` is the decision row of game ``i``.
         """
-        info, holders, discards = self._draw_deals(observations, self.samples, rules)
-        return np.repeat(np.arange(len(observations)), self.samples), self._worlds(info, holders, discards, rules)
+        repeat, info, holders, discards = draw_deals(observations, self.samples, self.rng, rules)
+        return repeat, self._worlds(info, holders, discards, rules)
 
     def _search(self, observations, masks, fallback, rules):
         repeat, games = self._sample_worlds(observations, rules)
@@ -323,8 +326,7 @@ class OracleAgent(_SearchAgent):
         held = core.holder[games].astype(np.int64)
         suits = EFFECTIVE_SUIT[core.trump[games]]
         truth = self._counts(np.where(held >= 0, (held - viewer[:, None]) % n, -1), suits, n)
-        repeat = np.repeat(np.arange(decisions), candidates)
-        info, holders, discards = self._draw_deals(observations, candidates, rules)
+        repeat, info, holders, discards = draw_deals(observations, candidates, self.rng, rules)
         matches = (self._counts(holders.astype(np.int64), suits[repeat], n) == truth[repeat]).all(axis=1)
         matches = matches.reshape(decisions, candidates)
         self.decisions_searched += decisions

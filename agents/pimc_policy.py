@@ -59,7 +59,7 @@ from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
 
 from .baselines import core_rule_actions
-from .pimc import MAX_SAMPLES, PIMCAgent, action_values, exact_action_values
+from .pimc import MAX_SAMPLES, PIMCAgent, action_values, draw_deals, exact_action_values
 
 try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line and exit 130, as later on
     from .policy import PolicyAgent, load_policy_agent
@@ -277,7 +277,7 @@ class PolicyPIMCAgent(PIMCAgent):
         if self.belief is None or not self.belief.covers(rules):
             return super()._sample_worlds(observations, rules)
         D, drawn = len(observations), self.samples * self.belief_draws
-        info, holders, discards = self._draw_deals(observations, drawn, rules)
+        _, info, holders, discards = draw_deals(observations, drawn, self.rng, rules)
         counts = trump_counts(holders, info.trump, rules.num_players).reshape(D, drawn, -1)
         kept = self.belief.resample(observations, counts, self.samples, self.rng) + np.arange(D)[:, None] * drawn
         return np.repeat(np.arange(D), self.samples), self._worlds(info, holders, discards, rules, kept.ravel())

@@ -41,11 +41,11 @@ from tqdm.auto import tqdm
 from spoilfive_env.cards import IS_TRUMP
 from spoilfive_env.cli import ArgumentParser, exit_interrupted, json_text, positive_ints, seed_value, table_sizes
 from spoilfive_env.core import SpoilFiveCore
-from spoilfive_env.determinize import read_information, sample_hidden
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_VERSION
 from spoilfive_env.rules import Rules
 
 from . import CHECKPOINT_DIR, load_agent
+from .pimc import draw_deals
 
 BELIEF_DIR = CHECKPOINT_DIR / "beliefs"
 """Where shipped beliefs live (apart from the policies, so no policy name lists them)."""
@@ -230,8 +230,7 @@ def sampler_inputs(observations: np.ndarray, num_players: int, seed: int, chunk:
     out = np.empty((len(observations), num_players - 1, COUNTS), np.float32)
     for start in range(0, len(observations), chunk):
         obs = observations[start:start + chunk]
-        info = read_information(obs).take(np.repeat(np.arange(len(obs)), SAMPLER_DEALS))
-        holders, _ = sample_hidden(info, rng, rules)
+        _, info, holders, _ = draw_deals(obs, SAMPLER_DEALS, rng, rules)
         counts = trump_counts(holders, info.trump, num_players).reshape(len(obs), SAMPLER_DEALS, -1)
         out[start:start + len(obs)] = log_sampler_marginal(counts)
     return out

@@ -10,9 +10,11 @@ from the observation alone and lets the search weigh its deals by it.
 places 1 to n-1), a distribution over the trumps in its hand (0 to 5). It is a correction of the
 sampler's own belief: its logits are the log of the sampler's marginal of each seat's count over
 :data:`SAMPLER_DEALS` deals drawn from the observation, plus an MLP of the observation and that
-log marginal (last layer initialised to zero: it starts as the sampler). Trained by cross-entropy
-on the searched decisions of tables of ``pimc`` (every seat's turn, :func:`collect`), the later
-tenth of the hands held out, stopped when the held-out loss has not improved for four epochs.
+log marginal (last layer initialised to zero: it starts as the sampler). The observation enters
+through the policy's canonical card encoding (:class:`agents.policy.CardLinear`: every card block in
+the trump's frame), so what is learned under one trump suit serves all four. Trained by
+cross-entropy on the searched decisions of tables of ``pimc`` (every seat's turn, :func:`collect`),
+the later tenth of the hands held out, stopped when the held-out loss has not improved for four epochs.
 
 **The resampling** (:meth:`TrumpCountBelief.resample`): the search draws ``draws`` times its
 deals, counts each deal's trumps per seat, and keeps as many as it needs by systematic resampling
@@ -20,18 +22,29 @@ with weights ``prod over seats of p(count) / q(count)``: the network's probabili
 frequency of that count among the drawn deals. The kept deals then hold the network's marginals
 where the drawn ones allow, and are otherwise the sampler's.
 
+**The data** of a table size is played in streams of at most ``--stream-hands`` hands, each
+stream seeded by the next seed (the first size's streams take ``--seed``, ``--seed + 1``, ...;
+the next size goes on from there), so the data depend on the seed and the stream length and not
+on ``--workers``, the processes that play the streams side by side. With ``--cache DIR`` each
+stream is kept in a file named by its table size, seed and hands, and read back, not played
+again, by a later run.
+
 The shipped belief ``agents/checkpoints/beliefs/trump_counts.pt`` covers 3, 4 and 5 players
 at the default rules (at any other size or rules a search draws its deals as before). It is made by::
 
-    python -m agents.trump_belief --players 3,4,5 --hands 12000,10000,6000 --seed 600
+    python -m agents.trump_belief --workers 2
 
-(about 7, 10 and 15 minutes of one core to collect, 5 a size to fit; the held-out losses it
-prints are in docs/strength.md). ``pimc_ppo:belief=trump_counts`` (and ``best``) use it.
+(its defaults: ``--players 3,4,5 --hands 36000,12000,6000 --stream-hands 18000 --seed 603``;
+streams of about 12 minutes of one core at 3 players, 14 at 4 and 15 at 5, then a few minutes a
+size to fit; the held-out losses it prints are in docs/strength.md). ``pimc_ppo:belief=trump_counts``
+(and ``best``) use it.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -39,18 +52,31 @@ import torch
 from tqdm.auto import tqdm
 
 from spoilfive_env.cards import IS_TRUMP
-from spoilfive_env.cli import ArgumentParser, exit_interrupted, json_text, positive_ints, seed_value, table_sizes
+from spoilfive_env.cli import (
+    MAX_SEED,
+    ArgumentParser,
+    exit_interrupted,
+    json_text,
+    positive_int,
+    positive_ints,
+    seed_value,
+    table_sizes,
+    unwritable,
+    written_whole,
+)
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_VERSION
 from spoilfive_env.rules import Rules
 
 from . import CHECKPOINT_DIR, load_agent
 from .pimc import draw_deals
+from .policy import CardLinear
 
 BELIEF_DIR = CHECKPOINT_DIR / "beliefs"
 """Where shipped beliefs live (apart from the policies, so no policy name lists them)."""
 FORMAT = "spoilfive-trump-count-belief"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the observation through the canonical card encoding (version 1 read the raw observation)."""
 COUNTS = 6
 """A hand's possible trump counts, 0 to 5."""
 SAMPLER_DEALS = 64
@@ -91,16 +117,17 @@ class TrumpCountNet(torch.nn.Module):
         super().__init__()
         self.num_players = int(num_players)
         seats = self.num_players - 1
+        self.cards = CardLinear(hidden, encoding="canonical")
+        self.marginal = torch.nn.Linear(seats * COUNTS, hidden, bias=False)
         self.mlp = torch.nn.Sequential(
-            torch.nn.Linear(OBS_DIM + seats * COUNTS, hidden), torch.nn.ReLU(),
-            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+            torch.nn.ReLU(), torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
             torch.nn.Linear(hidden, seats * COUNTS))
         torch.nn.init.zeros_(self.mlp[-1].weight)
         torch.nn.init.zeros_(self.mlp[-1].bias)
 
     def forward(self, observations: torch.Tensor, log_marginal: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, n - 1, COUNTS)``."""
-        correction = self.mlp(torch.cat([observations, log_marginal.flatten(1)], dim=1))
+        correction = self.mlp(self.cards(observations) + self.marginal(log_marginal.flatten(1)))
         return log_marginal + correction.view(-1, self.num_players - 1, COUNTS)
 
 
@@ -223,6 +250,65 @@ def collect(num_players: int, hands: int, seed: int, *, progress: bool = False) 
     return np.concatenate(observations), np.concatenate(targets)
 
 
+def streams(sizes: list[int], hands: list[int], stream_hands: int, seed: int) -> list[tuple[int, int, int]]:
+    """``(players, hands, seed)`` of every stream of the data, in order: each size's hands cut into
+    streams of at most ``stream_hands``, each stream taking the next seed from ``seed``."""
+    out = []
+    for size, total in zip(sizes, hands, strict=True):
+        for start in range(0, total, stream_hands):
+            out.append((size, min(stream_hands, total - start), seed + len(out)))
+    return out
+
+
+def stream_file(cache, players: int, hands: int, seed: int) -> Path:
+    """Where ``--cache`` keeps a stream (named by all that decides it)."""
+    return Path(cache) / f"pimc-tables-{players}p-seed{seed}-{hands}hands-obs{OBSERVATION_VERSION}.npz"
+
+
+def play_stream(players: int, hands: int, seed: int, cache=None, progress: bool = False):
+    """One stream's :func:`collect`, read from ``cache`` when it holds it, and kept there when not."""
+    path = None if cache is None else stream_file(cache, players, hands, seed)
+    if path is not None and path.is_file():
+        with np.load(path) as data:
+            return data["observations"], data["targets"]
+    observations, targets = collect(players, hands, seed, progress=progress)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with written_whole(path) as file:
+            np.savez_compressed(file, observations=observations, targets=targets)
+    return observations, targets
+
+
+def _quiet_worker() -> None:
+    """A stream process: one thread, and Ctrl-C left to the command (which ends the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)
+
+
+def play_streams(jobs: list[tuple[int, int, int]], workers: int = 1, cache=None) -> list:
+    """Each stream's ``(observations, targets)``, in the order of ``jobs``; ``workers`` processes
+    play them side by side (the data are the same for any number)."""
+    if workers == 1 or len(jobs) == 1:
+        return [play_stream(*job, cache=cache, progress=True) for job in jobs]
+    results = [None] * len(jobs)
+    pool = get_context("spawn").Pool(min(workers, len(jobs)), initializer=_quiet_worker)
+    try:
+        work = [(players, hands, seed, cache) for players, hands, seed in jobs]
+        indexed = pool.imap_unordered(_indexed_stream, list(enumerate(work)))
+        for index, result in tqdm(indexed, total=len(jobs), desc="streams of pimc tables", unit="stream"):
+            results[index] = result
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+    return results
+
+
+def _indexed_stream(item):
+    index, (players, hands, seed, cache) = item
+    return index, play_stream(players, hands, seed, cache)
+
+
 def sampler_inputs(observations: np.ndarray, num_players: int, seed: int, chunk: int = 2000) -> np.ndarray:
     """The network's input for each observation: :func:`log_sampler_marginal` of :data:`SAMPLER_DEALS`
     deals drawn from it (``(N, n - 1, COUNTS)``)."""
@@ -285,11 +371,18 @@ def main(argv=None) -> int:
                             description="Collect pimc tables' decisions, fit the trump-count belief at each size, "
                                         "and save it for the searches (pimc_ppo:belief=NAME).")
     parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes (default 3,4,5)")
-    parser.add_argument("--hands", type=positive_ints, default=[12000, 10000, 6000],
+    parser.add_argument("--hands", type=positive_ints, default=[36000, 12000, 6000],
                         help="hands of pimc tables to collect at each size, one number or one per size "
-                             "(default 12000,10000,6000)")
-    parser.add_argument("--seed", type=seed_value, default=600,
-                        help="seed of the first size's tables; the next size takes the next seed (default 600)")
+                             "(default 36000,12000,6000)")
+    parser.add_argument("--stream-hands", type=positive_int, default=18000,
+                        help="hands a stream of the data holds at most; each stream takes the next seed "
+                             "(default 18000)")
+    parser.add_argument("--seed", type=seed_value, default=603,
+                        help="seed of the first stream (default 603)")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes playing the streams side by side; the data do not depend on it (default 1)")
+    parser.add_argument("--cache", default=None,
+                        help="a folder that keeps each stream, read back by a later run instead of playing it again")
     parser.add_argument("--out", default=str(BELIEF_DIR / "trump_counts.pt"),
                         help="where to save it (default agents/checkpoints/beliefs/trump_counts.pt)")
     parser.add_argument("--json", action="store_true", help="print the held-out losses as JSON")
@@ -303,15 +396,27 @@ def main(argv=None) -> int:
                      "or one a size")
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r} is not allowed: a belief file's name ends in .pt")
+    jobs = streams(args.players, args.hands, args.stream_hands, args.seed)
+    if jobs[-1][2] > MAX_SEED:
+        parser.error(f"--seed {args.seed} is not allowed: its {len(jobs)} streams would take seeds past {MAX_SEED:,}")
+    for flag, path, folder in (("--out", args.out, False), ("--cache", args.cache, True)):
+        why = None if path is None else unwritable(path, folder=folder)
+        if why:
+            parser.error(f"{flag} {path!r} cannot be written: {why}")
     torch.set_num_threads(1)
     nets, report = {}, {}
     try:
-        for offset, (size, hands) in enumerate(zip(args.players, args.hands, strict=True)):
-            observations, targets = collect(size, hands, args.seed + offset, progress=True)
-            nets[size], report[size] = fit(observations, targets, size, args.seed + offset, progress=True)
-            report[size].update(hands=hands, seed=args.seed + offset)
+        data = play_streams(jobs, args.workers, args.cache)
+        for size, hands in zip(args.players, args.hands, strict=True):
+            mine = [index for index, job in enumerate(jobs) if job[0] == size]
+            observations = np.concatenate([data[index][0] for index in mine])
+            targets = np.concatenate([data[index][1] for index in mine])
+            seeds = [jobs[index][2] for index in mine]
+            nets[size], report[size] = fit(observations, targets, size, seeds[0], progress=True)
+            report[size].update(hands=hands, seeds=seeds)
     except KeyboardInterrupt:
-        exit_interrupted("Ctrl-C: stopped, nothing saved")
+        exit_interrupted("Ctrl-C: stopped, no belief saved" + (f" (the streams played are in {args.cache})"
+                                                                if args.cache else ""))
     save_belief(nets, args.out, report)
     if args.json:
         print(json_text({"out": args.out, "sizes": report}))

@@ -18,10 +18,14 @@ from agents.trump_belief import (  # noqa: E402
     count_frequencies,
     load_belief,
     main,
+    play_streams,
     save_belief,
+    stream_file,
+    streams,
     trump_counts,
 )
 from spoilfive_env.core import SpoilFiveCore  # noqa: E402
+from spoilfive_env.observation import OBS_DIM  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 
@@ -118,7 +122,7 @@ def test_without_a_belief_or_at_a_table_it_does_not_cover_the_deals_are_pimcs():
 def test_the_network_starts_as_the_samplers_marginal():
     net = TrumpCountNet(4)
     log_marginal = torch.log(torch.softmax(torch.randn(5, 3, COUNTS), dim=-1))
-    logits = net(torch.randn(5, net.mlp[0].in_features - 3 * COUNTS), log_marginal)
+    logits = net(torch.randn(5, OBS_DIM), log_marginal)
     assert torch.allclose(torch.log_softmax(logits, dim=-1), log_marginal, atol=1e-6)
 
 
@@ -184,6 +188,10 @@ def belief_file():
     (["--players", "1"], "--players"),
     (["--hands", "0"], "--hands"),
     (["--out", "belief.txt"], "ends in .pt"),
+    (["--workers", "0"], "--workers"),
+    (["--stream-hands", "0"], "--stream-hands"),
+    (["--seed", "4294967295", "--hands", "20", "--stream-hands", "10"], "would take seeds past"),
+    (["--cache", __file__], "cannot be written: it is a file, not a folder"),
 ])
 def test_the_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     refused_in_process(main, argv, capsys, says)
@@ -195,3 +203,25 @@ def test_the_command_collects_fits_and_saves(tmp_path, capsys):
     belief = load_belief(str(out))
     assert sorted(belief.nets) == [3]
     assert '"sampler_nats_per_seat"' in capsys.readouterr().out
+
+
+def test_each_stream_takes_the_next_seed_and_each_size_goes_on_from_the_last():
+    assert streams([3, 4, 5], [36000, 12000, 6000], 18000, 603) == [
+        (3, 18000, 603), (3, 18000, 604), (4, 12000, 605), (5, 6000, 606)]
+    assert streams([3, 4], [25, 10], 10, 0) == [(3, 10, 0), (3, 10, 1), (3, 5, 2), (4, 10, 3)]
+
+
+def test_the_data_do_not_depend_on_the_workers_and_the_cache_is_read_back(tmp_path, monkeypatch):
+    jobs = streams([3], [8], 4, 21)
+    alone = play_streams(jobs, workers=1, cache=tmp_path)
+    assert all(stream_file(tmp_path, *job).is_file() for job in jobs)
+    side_by_side = play_streams(jobs, workers=2)
+    for (obs_a, y_a), (obs_b, y_b) in zip(alone, side_by_side, strict=True):
+        assert np.array_equal(obs_a, obs_b) and np.array_equal(y_a, y_b)
+    assert not np.array_equal(alone[0][1][:50], alone[1][1][:50])  # two seeds, two streams
+
+    import agents.trump_belief as module
+
+    monkeypatch.setattr(module, "collect", lambda *args, **kwargs: pytest.fail("a cached stream was played again"))
+    again = play_streams(jobs, workers=1, cache=tmp_path)
+    assert all(np.array_equal(a[0], b[0]) for a, b in zip(alone, again, strict=True))

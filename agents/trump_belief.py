@@ -10,11 +10,9 @@ from the observation alone and lets the search weigh its deals by it.
 places 1 to n-1), a distribution over the trumps in its hand (0 to 5). It is a correction of the
 sampler's own belief: its logits are the log of the sampler's marginal of each seat's count over
 :data:`SAMPLER_DEALS` deals drawn from the observation, plus an MLP of the observation and that
-log marginal (last layer initialised to zero: it starts as the sampler). The observation enters
-through the policy's canonical card encoding (:class:`agents.policy.CardLinear`: every card block in
-the trump's frame), so what is learned under one trump suit serves all four. Trained by
-cross-entropy on the searched decisions of tables of ``pimc`` (every seat's turn, :func:`collect`),
-the later tenth of the hands held out, stopped when the held-out loss has not improved for four epochs.
+log marginal (last layer initialised to zero: it starts as the sampler). Trained by cross-entropy
+on the searched decisions of tables of ``pimc`` (every seat's turn, :func:`collect`), the later
+tenth of the hands held out, stopped when the held-out loss has not improved for four epochs.
 
 **The resampling** (:meth:`TrumpCountBelief.resample`): the search draws ``draws`` times its
 deals, counts each deal's trumps per seat, and keeps as many as it needs by systematic resampling
@@ -32,12 +30,13 @@ again, by a later run.
 The shipped belief ``agents/checkpoints/beliefs/trump_counts.pt`` covers 3, 4 and 5 players
 at the default rules (at any other size or rules a search draws its deals as before). It is made by::
 
-    python -m agents.trump_belief --workers 2
+    python -m agents.trump_belief
 
-(its defaults: ``--players 3,4,5 --hands 36000,12000,6000 --stream-hands 18000 --seed 603``;
-streams of about 12 minutes of one core at 3 players, 14 at 4 and 15 at 5, then a few minutes a
-size to fit; the held-out losses it prints are in docs/strength.md). ``pimc_ppo:belief=trump_counts``
-(and ``best``) use it.
+(its defaults: ``--players 3,4,5 --hands 12000,10000,6000 --stream-hands 12000 --seed 600``, one
+stream a size; about 7, 10 and 15 minutes of one core to collect, or ``--workers 3`` side by side, and
+5 a size to fit; the held-out losses it prints are in docs/strength.md). ``pimc_ppo:belief=trump_counts``
+(and ``best``) use it. A sharper belief of the same kind (the canonical card encoding, three times the
+3-player data) played no better: docs/strength.md, "A sharper belief".
 """
 
 from __future__ import annotations
@@ -70,13 +69,11 @@ from spoilfive_env.rules import Rules
 
 from . import CHECKPOINT_DIR, load_agent
 from .pimc import draw_deals
-from .policy import CardLinear
 
 BELIEF_DIR = CHECKPOINT_DIR / "beliefs"
 """Where shipped beliefs live (apart from the policies, so no policy name lists them)."""
 FORMAT = "spoilfive-trump-count-belief"
-FORMAT_VERSION = 2
-"""2: the observation through the canonical card encoding (version 1 read the raw observation)."""
+FORMAT_VERSION = 1
 COUNTS = 6
 """A hand's possible trump counts, 0 to 5."""
 SAMPLER_DEALS = 64
@@ -117,17 +114,16 @@ class TrumpCountNet(torch.nn.Module):
         super().__init__()
         self.num_players = int(num_players)
         seats = self.num_players - 1
-        self.cards = CardLinear(hidden, encoding="canonical")
-        self.marginal = torch.nn.Linear(seats * COUNTS, hidden, bias=False)
         self.mlp = torch.nn.Sequential(
-            torch.nn.ReLU(), torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+            torch.nn.Linear(OBS_DIM + seats * COUNTS, hidden), torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
             torch.nn.Linear(hidden, seats * COUNTS))
         torch.nn.init.zeros_(self.mlp[-1].weight)
         torch.nn.init.zeros_(self.mlp[-1].bias)
 
     def forward(self, observations: torch.Tensor, log_marginal: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, n - 1, COUNTS)``."""
-        correction = self.mlp(self.cards(observations) + self.marginal(log_marginal.flatten(1)))
+        correction = self.mlp(torch.cat([observations, log_marginal.flatten(1)], dim=1))
         return log_marginal + correction.view(-1, self.num_players - 1, COUNTS)
 
 
@@ -371,14 +367,14 @@ def main(argv=None) -> int:
                             description="Collect pimc tables' decisions, fit the trump-count belief at each size, "
                                         "and save it for the searches (pimc_ppo:belief=NAME).")
     parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes (default 3,4,5)")
-    parser.add_argument("--hands", type=positive_ints, default=[36000, 12000, 6000],
+    parser.add_argument("--hands", type=positive_ints, default=[12000, 10000, 6000],
                         help="hands of pimc tables to collect at each size, one number or one per size "
-                             "(default 36000,12000,6000)")
-    parser.add_argument("--stream-hands", type=positive_int, default=18000,
+                             "(default 12000,10000,6000)")
+    parser.add_argument("--stream-hands", type=positive_int, default=12000,
                         help="hands a stream of the data holds at most; each stream takes the next seed "
-                             "(default 18000)")
-    parser.add_argument("--seed", type=seed_value, default=603,
-                        help="seed of the first stream (default 603)")
+                             "(default 12000)")
+    parser.add_argument("--seed", type=seed_value, default=600,
+                        help="seed of the first stream (default 600)")
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="processes playing the streams side by side; the data do not depend on it (default 1)")
     parser.add_argument("--cache", default=None,

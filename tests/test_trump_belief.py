@@ -206,6 +206,8 @@ def test_the_command_collects_fits_and_saves(tmp_path, capsys):
 
 
 def test_each_stream_takes_the_next_seed_and_each_size_goes_on_from_the_last():
+    # the shipped belief's: one stream a size, seeds 600, 601, 602 (as before streams existed)
+    assert streams([3, 4, 5], [12000, 10000, 6000], 12000, 600) == [(3, 12000, 600), (4, 10000, 601), (5, 6000, 602)]
     assert streams([3, 4, 5], [36000, 12000, 6000], 18000, 603) == [
         (3, 18000, 603), (3, 18000, 604), (4, 12000, 605), (5, 6000, 606)]
     assert streams([3, 4], [25, 10], 10, 0) == [(3, 10, 0), (3, 10, 1), (3, 5, 2), (4, 10, 3)]

@@ -52,8 +52,8 @@ BEST = "pimc_ppo:samples=96:loss_weight=2:belief=trump_counts"
 instead of 32, another seat's win counting three times in the search's values (``loss_weight=2``: it
 stops more two-trick players at five players, and is at least as strong against ``pimc``), and
 its deals resampled by the shipped belief about each other hand's trump count
-(``belief=trump_counts``, :mod:`agents.trump_belief`: +0.017 +- 0.008 equity a hand over the same
-search without it, pooled over seven fresh seeds at 3 to 5 players), about 38 ms of one core a
+(``belief=trump_counts``, :mod:`agents.trump_belief`: +0.016 +- 0.007 equity a hand over the same
+search without it, pooled over nine fresh seeds at 3 to 5 players), about 38 ms of one core a
 decision at 4 players."""
 
 

@@ -286,23 +286,13 @@ def play_streams(jobs: list[tuple[int, int, int]], workers: int = 1, cache=None)
     play them side by side (the data are the same for any number)."""
     if workers == 1 or len(jobs) == 1:
         return [play_stream(*job, cache=cache, progress=True) for job in jobs]
-    results = [None] * len(jobs)
-    pool = get_context("spawn").Pool(min(workers, len(jobs)), initializer=_quiet_worker)
-    try:
-        work = [(players, hands, seed, cache) for players, hands, seed in jobs]
-        indexed = pool.imap_unordered(_indexed_stream, list(enumerate(work)))
-        for index, result in tqdm(indexed, total=len(jobs), desc="streams of pimc tables", unit="stream"):
-            results[index] = result
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
-    return results
+    with get_context("spawn").Pool(min(workers, len(jobs)), initializer=_quiet_worker) as pool:  # ends it on exit
+        played = pool.imap(_play_stream_job, [(*job, cache) for job in jobs])
+        return list(tqdm(played, total=len(jobs), desc="streams of pimc tables", unit="stream"))
 
 
-def _indexed_stream(item):
-    index, (players, hands, seed, cache) = item
-    return index, play_stream(players, hands, seed, cache)
+def _play_stream_job(job):
+    return play_stream(*job)
 
 
 def sampler_inputs(observations: np.ndarray, num_players: int, seed: int, chunk: int = 2000) -> np.ndarray:

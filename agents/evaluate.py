@@ -246,6 +246,12 @@ def _tricks_played(core) -> np.ndarray:
     return np.where(core.done, NUM_TRICKS, core.trick_number + core.trick_pos / core.num_players)
 
 
+def _advance(bar, tricks: float) -> None:
+    """Move ``bar`` on by ``tricks``, never past its total: thirds and fifths of a trick summed
+    over thousands of steps can overshoot it by a rounding error, which tqdm warns about."""
+    bar.update(max(0.0, min(tricks, bar.total - bar.n)))
+
+
 def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_game, ids, out,
                 seed, first_block, block_games, bar):
     """Play games ``ids`` (whole blocks) on one core, each agent drawing from each block's stream;
@@ -303,7 +309,7 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
             out["jink_won"][g] = core.last_jink_won[f]
         if not bar.disable:  # (counting costs a little on every step: only for a bar shown)
             played = _tricks_played(core)
-            bar.update(float((played - counted).sum()))
+            _advance(bar, float((played - counted).sum()))
             counted = played
         live = ~core.done
         if not live.any():

@@ -231,10 +231,12 @@ class _RecordingBar:
 
     def __init__(self, total=None, desc=None, disable=False, **_):
         self.total, self.desc, self.disable, self.updates, self.closed = total, desc, disable, [], False
+        self.n = 0.0
         _RecordingBar.made.append(self)
 
     def update(self, amount=1):
         self.updates.append(amount)
+        self.n += amount
 
     def close(self):
         self.closed = True
@@ -256,6 +258,24 @@ def test_the_progress_bar_counts_every_trick_once_and_changes_no_figure(monkeypa
         assert not bar.disable and bar.closed and bar.total == 300 * 3 * 5  # five tricks a hand
         assert min(bar.updates) >= 0 and sum(bar.updates) == pytest.approx(bar.total)
         assert len(bar.updates) > 10  # moved on at every step, not once at the end
+
+
+def test_the_bar_stops_at_its_total_when_thirds_of_a_trick_overshoot_it():
+    import io
+    import warnings
+
+    from tqdm import TqdmWarning, tqdm
+
+    from agents.evaluate import _advance
+
+    assert sum([1 / 3] * 3000) > 1000  # what a 3-player tournament's steps add up to
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TqdmWarning)  # tqdm: "clamping frac to range [0, 1]"
+        bar = tqdm(total=1000, file=io.StringIO(), mininterval=0)
+        for _ in range(3000):
+            _advance(bar, 1 / 3)
+        bar.close()
+    assert bar.n == 1000
 
 
 def test_the_command_line_shows_the_bar_unless_quiet(capsys):

@@ -921,8 +921,8 @@ def main(argv=None) -> dict:
                 elapsed = time.time() - session_start
                 rate = (progress["decisions"] - session_decisions) / max(elapsed, 1e-9)
                 projected = progress["decisions"] + rate * max(60 * args.time_limit - elapsed, 0.0)
-                bar.total = max(bar.n + decisions, int(min(args.total_decisions, projected)))
-            bar.total = max(bar.total, bar.n + decisions)  # the last iteration can pass the target: end at 100%
+                bar.total = int(min(args.total_decisions, projected))
+            bar.total = max(bar.total, bar.n + decisions)  # never under what is done: the last iteration can pass it
             bar.update(decisions)
             bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
     stop.__exit__()

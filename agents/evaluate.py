@@ -36,8 +36,8 @@ Figures (``--json`` gives all of them):
 * per table: spoil rate with its interval, and how often a player who reached two tricks
   went on to win the pool.
 * with ``--paired-with X``: the same tournament again with ``X`` in the first agent's seats (the
-  same deals, every other agent on the same streams), and the difference of the two in equity
-  and pool share with intervals clustered by deal (:func:`paired_difference`). A Ctrl-C during that
+  same deals, every other agent on the same streams), each one's equity and pool share and the
+  difference of the two, with intervals clustered by deal (:func:`paired_difference`). A Ctrl-C during that
   second tournament still reports the first, finished one (``"interrupted"`` in place of
   ``"paired"``), then exits with status 130.
 
@@ -580,8 +580,8 @@ def _evaluate(agents, num_players: int, deals: int, seed: int, rules: Rules, bat
 def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries: np.ndarray, num_deals: int,
                       label: str, rival_label: str) -> dict:
     """The seats of lineup ``entries`` in two tournaments on the same deals, their agent in
-    ``outcome`` and a rival in ``rival_outcome``: each one's mean equity and pool share, as
-    :func:`summarise` counts them, and the differences (agent minus rival) with 95% intervals
+    ``outcome`` and a rival in ``rival_outcome``: each one's mean equity and pool share with their
+    95% intervals, as :func:`summarise` counts them, and the differences (agent minus rival) with 95% intervals
     clustered by deal (the pool share's by the delta method, as :func:`_ratio_ci`)."""
     mine = entries[outcome["entry_of_seat"]]  # the same seats in both: same lineup, same rotations
     figures = []
@@ -595,7 +595,9 @@ def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries:
     return {
         "agent": label, "rival": rival_label,
         "mean_equity": float(equity.mean()), "rival_mean_equity": float(rival_equity.mean()),
+        "equity_ci95": _mean_ci(equity)[1], "rival_equity_ci95": _mean_ci(rival_equity)[1],
         "pool_share": share, "rival_pool_share": rival_share,
+        "pool_share_ci95": _influence_ci(influence), "rival_pool_share_ci95": _influence_ci(rival_influence),
         "equity_difference": difference, "equity_difference_ci95": difference_ci,
         "pool_share_difference": share - rival_share,
         "pool_share_difference_ci95": _influence_ci(influence - rival_influence),

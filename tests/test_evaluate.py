@@ -195,6 +195,10 @@ def test_a_pairing_replays_the_two_tournaments_it_compares(partnerships):
     assert paired["pool_share"] == pytest.approx(alone["pool_share"])
     assert paired["rival_mean_equity"] == pytest.approx(rival["mean_equity"])
     assert paired["rival_pool_share"] == pytest.approx(rival["pool_share"])
+    # Each side's own intervals, as its tournament alone reports them: the rival's need no second run.
+    for side, figures in (("", alone), ("rival_", rival)):
+        assert paired[f"{side}equity_ci95"] == pytest.approx(figures["equity_ci95"])
+        assert paired[f"{side}pool_share_ci95"] == pytest.approx(figures["pool_share_ci95"])
     assert paired["equity_difference"] == pytest.approx(alone["mean_equity"] - rival["mean_equity"])
     assert paired["pool_share_difference"] == pytest.approx(alone["pool_share"] - rival["pool_share"])
     assert paired["equity_difference"] > 0 and paired["equity_difference_ci95"] > 0

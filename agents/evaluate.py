@@ -639,9 +639,11 @@ def format_report(report: dict) -> str:
             "",
             f"paired on the same deals, {p['agent']} minus {p['rival']} in its seats: equity / hand "
             f"{p['equity_difference']:+.3f} ± {p['equity_difference_ci95']:.3f} "
-            f"({p['mean_equity']:+.3f} against {p['rival_mean_equity']:+.3f}); pool share "
+            f"({p['mean_equity']:+.3f} ± {p['equity_ci95']:.3f} against {p['rival_mean_equity']:+.3f} ± "
+            f"{p['rival_equity_ci95']:.3f}); pool share "
             f"{100 * p['pool_share_difference']:+.1f} ± {100 * p['pool_share_difference_ci95']:.1f} points "
-            f"({p['pool_share']:.3f} against {p['rival_pool_share']:.3f})",
+            f"({p['pool_share']:.3f} ± {p['pool_share_ci95']:.3f} against {p['rival_pool_share']:.3f} ± "
+            f"{p['rival_pool_share_ci95']:.3f})",
         ]
     if "interrupted" in report:
         lines += ["", f"paired with {report['interrupted']['paired_with']}: not finished (stopped by Ctrl-C), no "

@@ -188,7 +188,8 @@ def test_an_agent_paired_with_itself_differs_by_exactly_nothing():
 def test_a_pairing_replays_the_two_tournaments_it_compares(partnerships):
     # In partnerships a won pool counts for both partners' seats, as the tournament's own share counts it.
     lineup = ["pimc:samples=4", "greedy", "spoiler"]
-    paired = evaluate(lineup, 4, deals=150, seed=6, paired_with="random", partnerships=partnerships)["paired"]
+    report = evaluate(lineup, 4, deals=150, seed=6, paired_with="random", partnerships=partnerships)
+    paired = report["paired"]
     alone = evaluate(lineup, 4, deals=150, seed=6, partnerships=partnerships)["agents"]["pimc:samples=4"]
     rival = evaluate(["random", *lineup[1:]], 4, deals=150, seed=6, partnerships=partnerships)["agents"]["random"]
     assert paired["mean_equity"] == pytest.approx(alone["mean_equity"])
@@ -199,6 +200,7 @@ def test_a_pairing_replays_the_two_tournaments_it_compares(partnerships):
     for side, figures in (("", alone), ("rival_", rival)):
         assert paired[f"{side}equity_ci95"] == pytest.approx(figures["equity_ci95"])
         assert paired[f"{side}pool_share_ci95"] == pytest.approx(figures["pool_share_ci95"])
+    assert f"against {rival['pool_share']:.3f} ± {rival['pool_share_ci95']:.3f})" in format_report(report)
     assert paired["equity_difference"] == pytest.approx(alone["mean_equity"] - rival["mean_equity"])
     assert paired["pool_share_difference"] == pytest.approx(alone["pool_share"] - rival["pool_share"])
     assert paired["equity_difference"] > 0 and paired["equity_difference_ci95"] > 0

@@ -592,10 +592,11 @@ def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries:
         figures.append((equity, share, residual / total))
     (equity, share, influence), (rival_equity, rival_share, rival_influence) = figures
     difference, difference_ci = _mean_ci(equity - rival_equity)
+    (mean_equity, equity_ci), (rival_mean_equity, rival_equity_ci) = _mean_ci(equity), _mean_ci(rival_equity)
     return {
         "agent": label, "rival": rival_label,
-        "mean_equity": float(equity.mean()), "rival_mean_equity": float(rival_equity.mean()),
-        "equity_ci95": _mean_ci(equity)[1], "rival_equity_ci95": _mean_ci(rival_equity)[1],
+        "mean_equity": mean_equity, "rival_mean_equity": rival_mean_equity,
+        "equity_ci95": equity_ci, "rival_equity_ci95": rival_equity_ci,
         "pool_share": share, "rival_pool_share": rival_share,
         "pool_share_ci95": _influence_ci(influence), "rival_pool_share_ci95": _influence_ci(rival_influence),
         "equity_difference": difference, "equity_difference_ci95": difference_ci,

@@ -56,6 +56,7 @@ import time
 import numpy as np
 from tqdm.auto import tqdm
 
+from spoilfive_env import __version__
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
 from spoilfive_env.cli import (
     ArgumentParser,
@@ -70,7 +71,7 @@ from spoilfive_env.cli import (
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
-from . import load_agent
+from . import BEST, load_agent
 from .base import Agent, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
@@ -494,8 +495,10 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     Returns:
         ``{"agents": {label: figures}, "entries": [figures of each lineup entry],
         "table": {...}, "lineup": [...], "num_players", "deals", "seed", "hands", "rules",
-        "seconds"}``, and ``"paired"`` with ``paired_with``. Labels are the specs (agent
-        objects: their ``name``).
+        "version", "best", "seconds"}``, and ``"paired"`` with ``paired_with``. Labels are the specs
+        (agent objects: their ``name``); ``"version"`` is the package's and ``"best"`` the spec the
+        label ``best`` stood for (:data:`agents.BEST`), so that a report read later says which agent it
+        measured.
 
     Raises:
         PairingInterrupted: Ctrl-C during the ``paired_with`` tournament; it holds the first
@@ -559,6 +562,8 @@ def _evaluate(agents, num_players: int, deals: int, seed: int, rules: Rules, bat
             "seed": int(seed),
             "lineup": [labels[i] for i in lineup],
             "rules": dataclasses.asdict(rules),
+            "version": __version__,
+            "best": BEST,  # what the label `best` stood for: it names the strongest agent of its day
             "agents": per_agent,
             "entries": entries,
             "table": table,

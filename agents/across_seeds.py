@@ -1,0 +1,302 @@
+"""One agent's figures over several seeds: the reports of ``python -m agents.evaluate --json``, pooled.
+
+2,000 deals of one seed measure an agent's share of the won pools to about ± 0.75 points, so whether
+it clears a margin is a question of its mean over several fresh seeds. The runs are separate (one per
+seed, side by side or on other machines); this reads their JSON reports and gives, per table size and
+set of opponents, each seed's figures, their mean with a 95% interval, the spread over the seeds, and
+how many seeds reach a target::
+
+    python -m agents.across_seeds runs/3p-seed210.json runs/3p-seed211.json --agent best --target 2
+
+An agent is found in a run among its lineup, or as the rival of a paired run (``--paired-with``),
+whose report holds the rival's own figures on the same deals. Different seeds deal independently, so
+the mean's interval is the seeds' intervals combined in quadrature, ``sqrt(sum ci_i**2) / k``; the
+standard deviation over the seeds beside the one those intervals imply shows whether the seeds spread
+more than their noise. Where every run of a group is paired with the same other agent, the paired
+differences (the agent minus the other, on the same deals) are pooled the same way.
+
+Two runs of the same seed, table size and opponents would count the same deals twice, runs under
+different rules measure different games, and ``best`` names the strongest agent of its day (a report
+says which spec it stood for): pooling any of these is refused, in one line that names the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from spoilfive_env.cli import ArgumentParser, comma_items, json_text
+
+__all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "read_report", "main"]
+
+Z95 = 1.959963984540054  # the normal 95% quantile the reports' intervals use
+
+SeedFigures = dict
+"""One seed's figures of the agent: ``seed``, ``players``, ``opponents`` (labels by seat), ``rules``,
+``label`` (the agent's label in that run), ``stood_for`` (for a label ``best`` or ``best:...``, the spec it
+stood for in that run, where the report says; else ``None``), ``side`` (``"lineup"`` or ``"rival"``), ``deals``,
+``share_above_fair`` and ``share_above_fair_ci95`` (points of the won pools above the fair share),
+``equity`` and ``equity_ci95`` (per hand), and ``paired`` (``None``, or ``other``, ``share_difference``,
+``share_difference_ci95``, ``equity_difference``, ``equity_difference_ci95``: the agent minus ``other``)."""
+
+
+def read_report(path) -> dict:
+    """The report of ``python -m agents.evaluate --json`` in the file at ``path``.
+
+    Raises:
+        ValueError: the file is missing or unreadable, is not JSON, or is not such a report.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} cannot be read: {error}") from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not JSON ({error.msg} at line {error.lineno})") from None
+    needed = ("num_players", "deals", "seed", "lineup", "rules", "agents")
+    if not isinstance(report, dict) or any(key not in report for key in needed):
+        raise ValueError(f"{path} is not a report of python -m agents.evaluate --json (it needs "
+                         f"{', '.join(needed)})")
+    return report
+
+
+def _number(value) -> float:
+    """A figure of a report; ``null`` (nothing to measure it on) is ``nan``."""
+    return float("nan") if value is None else float(value)
+
+
+def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
+    """The figures of the agent called any of ``names`` (its labels) in one tournament ``report``.
+
+    Raises:
+        ValueError: no agent of the run, nor its paired rival, has one of ``names``, or more than one
+            has; or the paired block predates the rival's own intervals.
+    """
+    names = [names] if isinstance(names, str) else list(names)
+    lineup, paired = report["lineup"], report.get("paired")
+    in_lineup = [label for label in report["agents"] if label in names]
+    as_rival = paired is not None and paired.get("rival") in names
+    if len(in_lineup) + as_rival != 1:
+        rival = f"; its paired rival: {paired['rival']}" if paired is not None else ""
+        found = "none" if not in_lineup and not as_rival else "more than one"
+        raise ValueError(f"{source}: {found} of its agents is {' or '.join(names)} (its agents: "
+                         f"{', '.join(report['agents'])}{rival})")
+    fair = 1.0 / report["num_players"]
+    if in_lineup:
+        label, side = in_lineup[0], "lineup"
+        own = report["agents"][label]
+        share, share_ci = own["pool_share"], own["pool_share_ci95"]
+        equity, equity_ci = own["mean_equity"], own["equity_ci95"]
+        opponents = [seat for seat in lineup if seat != label]
+        sign = 1.0
+    else:
+        if "rival_pool_share_ci95" not in paired:
+            raise ValueError(f"{source}: its paired block has no intervals of the rival's own (a report "
+                             "made before they were added): run it again")
+        label, side = paired["rival"], "rival"
+        share, share_ci = paired["rival_pool_share"], paired["rival_pool_share_ci95"]
+        equity, equity_ci = paired["rival_mean_equity"], paired["rival_equity_ci95"]
+        opponents = list(lineup[1:])
+        sign = -1.0  # the report's differences are the lineup's agent minus the rival
+    pair = None
+    if paired is not None and (side == "rival" or paired.get("agent") == label):
+        pair = {"other": paired["agent"] if side == "rival" else paired["rival"],
+                "share_difference": sign * 100 * _number(paired["pool_share_difference"]),
+                "share_difference_ci95": 100 * _number(paired["pool_share_difference_ci95"]),
+                "equity_difference": sign * _number(paired["equity_difference"]),
+                "equity_difference_ci95": _number(paired["equity_difference_ci95"])}
+    best = report.get("best")  # what `best` stood for in that run (reports from 0.2.0 on)
+    stood_for = best + label[len("best"):] if best and (label == "best" or label.startswith("best:")) else None
+    return {"seed": report["seed"], "players": report["num_players"], "opponents": opponents,
+            "rules": report["rules"], "label": label, "stood_for": stood_for, "side": side,
+            "deals": report["deals"],
+            "share_above_fair": 100 * (_number(share) - fair), "share_above_fair_ci95": 100 * _number(share_ci),
+            "equity": _number(equity), "equity_ci95": _number(equity_ci), "paired": pair}
+
+
+def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
+    """The mean of independent figures and the half-width of its 95% interval."""
+    k = len(values)
+    return sum(values) / k, math.sqrt(sum(ci * ci for ci in intervals)) / k
+
+
+def _spread(values) -> float:
+    """The standard deviation over the seeds (``nan`` for one seed)."""
+    k = len(values)
+    if k < 2:
+        return float("nan")
+    mean = sum(values) / k
+    return math.sqrt(sum((value - mean) ** 2 for value in values) / (k - 1))
+
+
+def _describe(opponents) -> str:
+    counts = {}
+    for label in opponents:
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in counts.items())
+
+
+def pool_seeds(reports, names=None, target: float | None = None, sources=None) -> list[dict]:
+    """Pool one agent's figures over the tournament ``reports`` (dicts of ``agents.evaluate``).
+
+    ``names``: the agent's labels (one spec may be written more than one way across the runs, e.g.
+    ``best`` and the spec it stands for); by default the first agent of the first report's lineup.
+    ``target``: points above the fair share; each group then counts the seeds at or above it.
+    ``sources``: a name per report for the messages (the file names); by default its place.
+
+    Returns one dict a group, a group being the runs at one table size against the same opponents,
+    ordered by table size: ``players``, ``opponents``, ``rules``, ``agent`` (its labels in the runs),
+    ``seeds`` (each seed's :data:`SeedFigures` but its rules, ordered by seed), ``share_above_fair`` and
+    ``share_above_fair_ci95`` (the mean over the seeds, in points), ``equity`` and ``equity_ci95``,
+    ``share_spread`` (the standard deviation over the seeds) and ``share_spread_expected`` (what the
+    seeds' own intervals imply), with ``target``: ``seeds_at_target``; and ``paired`` where every run
+    of the group is paired with the same other agent (its pooled differences), else ``None``.
+
+    Raises:
+        ValueError: no report; the agent is missing from a run; two runs of a group share a seed;
+            a group's runs differ in their rules; or ``target`` is not a finite number.
+    """
+    reports = list(reports)
+    if not reports:
+        raise ValueError("no report to pool: give at least one")
+    sources = [f"report {i + 1}" for i in range(len(reports))] if sources is None else list(sources)
+    if target is not None and not (isinstance(target, (int, float)) and math.isfinite(target)):
+        raise ValueError(f"target={target!r} is not allowed: give a finite number of points above fair")
+    if names is None:
+        names = [reports[0]["lineup"][0]]
+    names = [names] if isinstance(names, str) else list(names)
+    groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}
+    for report, source in zip(reports, sources, strict=True):
+        figures = figures_of(report, names, source)
+        key = (figures["players"], tuple(sorted(figures["opponents"])))
+        for earlier, earlier_source in groups.get(key, []):
+            if earlier["seed"] == figures["seed"]:
+                raise ValueError(f"{earlier_source} and {source} are both seed {figures['seed']} at "
+                                 f"{figures['players']} players: the same deals would count twice")
+            if earlier["rules"] != figures["rules"]:
+                raise ValueError(f"{earlier_source} and {source} were played under different rules: pool "
+                                 "only runs of one set of rules")
+            specs = (earlier["stood_for"], figures["stood_for"])
+            if None not in specs and specs[0] != specs[1]:
+                raise ValueError(f"{earlier_source} and {source} measured different agents under the name "
+                                 f"best ({specs[0]} and {specs[1]}): pool one agent's runs")
+        groups.setdefault(key, []).append((figures, source))
+    return [_pooled(sorted((figures for figures, _ in rows), key=lambda f: f["seed"]), target)
+            for _, rows in sorted(groups.items())]
+
+
+def _pooled(seeds: list[SeedFigures], target: float | None) -> dict:
+    rules = seeds[0]["rules"]  # the group's, one set (checked): kept once, not with every seed
+    seeds = [{key: value for key, value in s.items() if key != "rules"} for s in seeds]
+    shares = [s["share_above_fair"] for s in seeds]
+    share, share_ci = _mean_in_quadrature(shares, [s["share_above_fair_ci95"] for s in seeds])
+    equity, equity_ci = _mean_in_quadrature([s["equity"] for s in seeds], [s["equity_ci95"] for s in seeds])
+    expected = math.sqrt(sum((s["share_above_fair_ci95"] / Z95) ** 2 for s in seeds) / len(seeds))
+    group = {"players": seeds[0]["players"], "opponents": seeds[0]["opponents"], "rules": rules,
+             "agent": sorted({s["label"] for s in seeds}), "seeds": seeds,
+             "share_above_fair": share, "share_above_fair_ci95": share_ci,
+             "equity": equity, "equity_ci95": equity_ci,
+             "share_spread": _spread(shares), "share_spread_expected": expected, "paired": None}
+    if target is not None:
+        group["target"] = target
+        group["seeds_at_target"] = sum(value >= target for value in shares)
+    pairs = [s["paired"] for s in seeds]
+    if all(pairs) and len({p["other"] for p in pairs}) == 1:
+        share_gain, share_gain_ci = _mean_in_quadrature([p["share_difference"] for p in pairs],
+                                                        [p["share_difference_ci95"] for p in pairs])
+        equity_gain, equity_gain_ci = _mean_in_quadrature([p["equity_difference"] for p in pairs],
+                                                          [p["equity_difference_ci95"] for p in pairs])
+        group["paired"] = {"other": pairs[0]["other"], "share_difference": share_gain,
+                           "share_difference_ci95": share_gain_ci, "equity_difference": equity_gain,
+                           "equity_difference_ci95": equity_gain_ci}
+    return group
+
+
+def format_pooled(groups: list[dict]) -> str:
+    """The text ``python -m agents.across_seeds`` prints: a table a group."""
+    blocks = []
+    for group in groups:
+        seeds = group["seeds"]
+        deals = sum(s["deals"] for s in seeds)
+        lines = [f"{' / '.join(group['agent'])} at {group['players']} players against "
+                 f"{_describe(group['opponents'])}: {len(seeds)} seed{'s' * (len(seeds) != 1)}, {deals:,} deals"]
+        rows = [("seed", "share above fair (points)", "equity / hand", "")]
+        for s in seeds:
+            rows.append((str(s["seed"]), f"{s['share_above_fair']:+.2f} ± {s['share_above_fair_ci95']:.2f}",
+                         f"{s['equity']:+.3f} ± {s['equity_ci95']:.3f}",
+                         f"(as {s['label']}, the rival of a paired run)" if s["side"] == "rival" else ""))
+        rows.append(("mean", f"{group['share_above_fair']:+.2f} ± {group['share_above_fair_ci95']:.2f}",
+                     f"{group['equity']:+.3f} ± {group['equity_ci95']:.3f}", ""))
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        for row in rows:
+            cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]]
+            lines.append("  " + "  ".join(cells).rstrip())
+        notes = [] if len(seeds) < 2 else [
+            f"standard deviation over the seeds {group['share_spread']:.2f} points (their intervals imply "
+            f"{group['share_spread_expected']:.2f})"]
+        if "target" in group:
+            notes.append(f"seeds at fair + {group['target']:g}: {group['seeds_at_target']} of {len(seeds)}")
+        if notes:
+            lines.append("  " + "; ".join(notes))
+        if group["paired"] is not None:
+            p = group["paired"]
+            lines.append(f"  paired with {p['other']} on the same deals, pooled: share "
+                         f"{p['share_difference']:+.2f} ± {p['share_difference_ci95']:.2f} points, equity / hand "
+                         f"{p['equity_difference']:+.3f} ± {p['equity_difference_ci95']:.3f}")
+        blocks.append("\n".join(lines))
+    blocks.append("intervals: 95%; the mean's combines the seeds' own (clustered by deal) in quadrature")
+    return "\n\n".join(blocks)
+
+
+def _finite_target(text: str) -> float:
+    """argparse ``type``: a finite number of points (a target may be below fair, or zero)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of points") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number of points")
+    return value
+
+
+def main(argv=None) -> int:
+    """The command line: a bad file or value is one line on standard error and exit status 2."""
+    parser = ArgumentParser(
+        prog="python -m agents.across_seeds",
+        description="One agent's figures over several seeds: the JSON reports of python -m agents.evaluate "
+                    "--json, pooled per table size and opponents.")
+    parser.add_argument("reports", nargs="+", metavar="REPORT.json",
+                        help="reports of python -m agents.evaluate --json, one per seed")
+    parser.add_argument("--agent", default=None, metavar="LABELS",
+                        help="the agent, by its label in the runs (comma-separated where the runs write it "
+                             "differently); the first agent of the first report's lineup by default")
+    parser.add_argument("--target", type=_finite_target, default=None, metavar="POINTS",
+                        help="points above the fair share: count the seeds that reach it")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    args = parser.parse_args(argv)
+    names = None
+    if args.agent is not None:
+        try:
+            names = comma_items(args.agent)
+        except ValueError as error:
+            parser.error(f"--agent {error}")
+        if not names:
+            parser.error(f"--agent {args.agent!r}: give the agent's label")
+    try:
+        reports = [read_report(path) for path in args.reports]
+        groups = pool_seeds(reports, names, args.target, sources=args.reports)
+    except ValueError as error:
+        parser.error(str(error))
+    print(json_text(groups) if args.json else format_pooled(groups))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""``python -m agents.across_seeds``: one agent's figures over several seeds, from real tournament reports.
+
+Small tournaments of the rule-based agents (a fraction of a second each) stand in for the 2,000-deal
+runs of the search; the pooling reads nothing but their reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import assert_one_line_refusal
+
+from agents import BEST
+from agents.across_seeds import figures_of, format_pooled, main, pool_seeds
+from agents.evaluate import evaluate
+from spoilfive_env.cli import BAD_USAGE, json_text
+
+DEALS = 60
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Tournaments of ``greedy`` against ``spoiler`` tables on three seeds at 3 players and two at 4,
+    and two 3-player runs paired with ``random`` in greedy's seats."""
+    plain = {(n, seed): evaluate(["greedy", "spoiler"], num_players=n, deals=DEALS, seed=seed)
+             for n, seed in [(3, 1), (3, 2), (3, 3), (4, 1), (4, 2)]}
+    paired = {seed: evaluate(["greedy", "spoiler"], num_players=3, deals=DEALS, seed=seed, paired_with="random")
+              for seed in (11, 12)}
+    return plain, paired
+
+
+def written(tmp_path, name, report):
+    path = tmp_path / name
+    path.write_text(json_text(report))
+    return str(path)
+
+
+def points_above_fair(report, label):
+    figures = report["agents"][label]
+    return 100 * (figures["pool_share"] - figures["fair_share"])
+
+
+def test_a_reports_figures_are_the_agents_own_in_points_above_fair(runs):
+    plain, _ = runs
+    report = plain[3, 1]
+    figures = figures_of(report, "greedy")
+    assert figures["share_above_fair"] == pytest.approx(points_above_fair(report, "greedy"))
+    assert figures["share_above_fair_ci95"] == pytest.approx(100 * report["agents"]["greedy"]["pool_share_ci95"])
+    assert figures["equity"] == report["agents"]["greedy"]["mean_equity"]
+    assert figures["opponents"] == ["spoiler", "spoiler"] and figures["side"] == "lineup"
+    assert figures["paired"] is None
+
+
+def test_the_mean_over_seeds_has_the_seeds_intervals_in_quadrature_one_group_a_table_size(runs):
+    plain, _ = runs
+    reports = list(plain.values())
+    groups = pool_seeds(reports, target=0.0)
+    assert [(g["players"], [s["seed"] for s in g["seeds"]]) for g in groups] == [(3, [1, 2, 3]), (4, [1, 2])]
+    three = groups[0]
+    shares = [points_above_fair(plain[3, seed], "greedy") for seed in (1, 2, 3)]
+    intervals = [100 * plain[3, seed]["agents"]["greedy"]["pool_share_ci95"] for seed in (1, 2, 3)]
+    assert three["share_above_fair"] == pytest.approx(sum(shares) / 3)
+    assert three["share_above_fair_ci95"] == pytest.approx(math.sqrt(sum(c * c for c in intervals)) / 3)
+    equities = [plain[3, seed]["agents"]["greedy"]["mean_equity"] for seed in (1, 2, 3)]
+    assert three["equity"] == pytest.approx(sum(equities) / 3)
+    mean = sum(shares) / 3
+    assert three["share_spread"] == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in shares) / 2))
+    assert three["seeds_at_target"] == sum(x >= 0 for x in shares)
+    assert three["rules"] == plain[3, 1]["rules"] and "rules" not in three["seeds"][0]
+    assert three["paired"] is None
+
+
+def test_the_rival_of_a_paired_run_is_found_with_its_own_figures_and_the_differences_turned_round(runs):
+    _, paired = runs
+    groups = pool_seeds(list(paired.values()), names=["random"])
+    (group,) = groups
+    assert group["agent"] == ["random"] and [s["side"] for s in group["seeds"]] == ["rival", "rival"]
+    blocks = [paired[seed]["paired"] for seed in (11, 12)]
+    fair = 100 / 3
+    assert group["share_above_fair"] == pytest.approx(sum(100 * b["rival_pool_share"] - fair for b in blocks) / 2)
+    assert group["equity"] == pytest.approx(sum(b["rival_mean_equity"] for b in blocks) / 2)
+    # random minus greedy: the reports' differences (greedy minus random) with their sign turned round
+    assert group["paired"]["other"] == "greedy"
+    assert group["paired"]["share_difference"] == pytest.approx(-sum(100 * b["pool_share_difference"]
+                                                                     for b in blocks) / 2)
+    assert group["paired"]["equity_difference"] == pytest.approx(-sum(b["equity_difference"] for b in blocks) / 2)
+    # and from greedy's side, as the reports give them
+    greedy = pool_seeds(list(paired.values()))[0]["paired"]
+    assert greedy["other"] == "random"
+    assert greedy["equity_difference"] == pytest.approx(-group["paired"]["equity_difference"])
+    assert greedy["share_difference_ci95"] == pytest.approx(group["paired"]["share_difference_ci95"])
+
+
+def test_the_command_prints_each_seed_the_mean_and_the_seeds_at_the_target(runs, tmp_path, capsys):
+    plain, paired = runs
+    paths = [written(tmp_path, f"{n}p-{seed}.json", report) for (n, seed), report in plain.items()]
+    assert main([*paths, "--target", "1.5"]) == 0
+    text = capsys.readouterr().out
+    assert text == format_pooled(pool_seeds(list(plain.values()), target=1.5)) + "\n"
+    assert "greedy at 3 players against 2 x spoiler: 3 seeds, 180 deals" in text
+    assert "greedy at 4 players against 3 x spoiler: 2 seeds, 120 deals" in text
+    share = pool_seeds([plain[3, seed] for seed in (1, 2, 3)])[0]
+    assert f"mean {share['share_above_fair']:+.2f} ± {share['share_above_fair_ci95']:.2f}" in " ".join(text.split())
+    assert "seeds at fair + 1.5:" in text
+    rival_paths = [written(tmp_path, f"paired-{seed}.json", report) for seed, report in paired.items()]
+    assert main([*rival_paths, "--agent", "random", "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)
+    assert group["paired"]["other"] == "greedy" and len(group["seeds"]) == 2
+
+
+def test_one_agent_written_two_ways_pools_as_one(runs):
+    plain, _ = runs
+    renamed = json.loads(json_text(plain[3, 2]))  # the same runs, greedy's label written otherwise
+    renamed["agents"]["greedy:again"] = renamed["agents"].pop("greedy")
+    renamed["lineup"] = ["greedy:again" if label == "greedy" else label for label in renamed["lineup"]]
+    (group,) = pool_seeds([plain[3, 1], renamed], names=["greedy", "greedy:again"])
+    assert group["agent"] == ["greedy", "greedy:again"] and len(group["seeds"]) == 2
+
+
+def test_runs_of_best_that_stood_for_different_agents_are_not_pooled(runs):
+    plain, _ = runs
+    older, newer = (json.loads(json_text(plain[3, seed])) for seed in (1, 2))
+    for report in (older, newer):
+        report["agents"]["best"] = report["agents"].pop("greedy")
+        report["lineup"] = ["best" if label == "greedy" else label for label in report["lineup"]]
+    assert newer["best"] == BEST  # every report says what `best` was
+    older["best"] = "pimc_ppo:samples=96"
+    with pytest.raises(ValueError, match="different agents under the name best"):
+        pool_seeds([older, newer], names="best")
+    older["best"] = BEST
+    assert len(pool_seeds([older, newer], names="best")[0]["seeds"]) == 2
+
+
+CASES = [
+    (["missing.json"], ["missing.json: no such file"]),
+    (["not-json.json"], ["not-json.json is not JSON"]),
+    (["not-a-report.json"], ["not-a-report.json is not a report of python -m agents.evaluate --json"]),
+    (["3p-1.json", "--agent", "pimc"], ["3p-1.json: none of its agents is pimc", "its agents: greedy, spoiler"]),
+    (["3p-1.json", "3p-1-again.json"], ["3p-1.json and", "3p-1-again.json are both seed 1 at 3 players",
+                                         "count twice"]),
+    (["3p-1.json", "3p-2-jink1.json"], ["played under different rules"]),
+    (["3p-1.json", "--agent", "greedy,spoiler"], ["more than one of its agents is greedy or spoiler"]),
+    (["3p-1.json", "--agent", ""], ["--agent", "give the agent's label"]),
+    (["3p-1.json", "--target", "nan"], ["--target", "give a finite number of points"]),
+    (["3p-1.json", "--target", "two"], ["--target", "'two' is not a number"]),
+]
+
+
+@pytest.mark.parametrize("args, words", CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_bad_files_and_values_are_refused_in_one_line(runs, tmp_path, monkeypatch, capsys, args, words):
+    plain, _ = runs
+    monkeypatch.chdir(tmp_path)
+    written(tmp_path, "3p-1.json", plain[3, 1])
+    written(tmp_path, "3p-1-again.json", plain[3, 1])
+    other_rules = json.loads(json_text(plain[3, 2]))
+    other_rules["rules"]["jink_bonus"] = 1
+    written(tmp_path, "3p-2-jink1.json", other_rules)
+    (tmp_path / "not-json.json").write_text("{'seed': 1")
+    (tmp_path / "not-a-report.json").write_text('{"seed": 1}')
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    assert stopped.value.code == BAD_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert_one_line_refusal(captured.err, stopped.value.code, *words)
+
+
+def test_one_seed_has_no_spread_to_show(runs):
+    plain, _ = runs
+    (group,) = pool_seeds([plain[3, 1]])
+    assert math.isnan(group["share_spread"])
+    assert "standard deviation" not in format_pooled([group])
+    assert "standard deviation over the seeds" in format_pooled(pool_seeds([plain[3, 1], plain[3, 2]]))

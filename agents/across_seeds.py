@@ -77,9 +77,17 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
 
     Raises:
         ValueError: no agent of the run, nor its paired rival, has one of ``names``, or more than one
-            has; or the paired block predates the rival's own intervals.
+            has; the paired block predates the rival's own intervals; or a figure is missing.
     """
     names = [names] if isinstance(names, str) else list(names)
+    try:
+        return _figures_of(report, names, source)
+    except (KeyError, TypeError, IndexError) as error:
+        raise ValueError(f"{source} is not a whole report of python -m agents.evaluate --json "
+                         f"({type(error).__name__}: {error})") from None
+
+
+def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
     lineup, paired = report["lineup"], report.get("paired")
     in_lineup = [label for label in report["agents"] if label in names]
     as_rival = paired is not None and paired.get("rival") in names
@@ -88,10 +96,11 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
         found = "none" if not in_lineup and not as_rival else "more than one"
         raise ValueError(f"{source}: {found} of its agents is {' or '.join(names)} (its agents: "
                          f"{', '.join(report['agents'])}{rival})")
-    fair = 1.0 / report["num_players"]
+    fair = report["agents"][lineup[0]]["fair_share"]  # the rival sits in the same seats
     if in_lineup:
         label, side = in_lineup[0], "lineup"
         own = report["agents"][label]
+        fair = own["fair_share"]
         share, share_ci = own["pool_share"], own["pool_share_ci95"]
         equity, equity_ci = own["mean_equity"], own["equity_ci95"]
         opponents = [seat for seat in lineup if seat != label]
@@ -112,7 +121,7 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
                 "share_difference_ci95": 100 * _number(paired["pool_share_difference_ci95"]),
                 "equity_difference": sign * _number(paired["equity_difference"]),
                 "equity_difference_ci95": _number(paired["equity_difference_ci95"])}
-    best = report.get("best")  # what `best` stood for in that run (reports from 0.2.0 on)
+    best = report.get("best")  # what `best` stood for in that run (older reports do not say)
     stood_for = best + label[len("best"):] if best and (label == "best" or label.startswith("best:")) else None
     return {"seed": report["seed"], "players": report["num_players"], "opponents": opponents,
             "rules": report["rules"], "label": label, "stood_for": stood_for, "side": side,

@@ -173,3 +173,11 @@ def test_one_seed_has_no_spread_to_show(runs):
     assert math.isnan(group["share_spread"])
     assert "standard deviation" not in format_pooled([group])
     assert "standard deviation over the seeds" in format_pooled(pool_seeds([plain[3, 1], plain[3, 2]]))
+
+
+def test_a_report_with_a_figure_missing_is_refused_in_its_words(runs):
+    plain, _ = runs
+    cut = json.loads(json_text(plain[3, 1]))
+    del cut["agents"]["greedy"]["pool_share_ci95"]
+    with pytest.raises(ValueError, match="cut.json is not a whole report .*pool_share_ci95"):
+        pool_seeds([cut], sources=["cut.json"])

@@ -22,13 +22,12 @@ says which spec it stood for): pooling any of these is refused, in one line that
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
-from spoilfive_env.cli import ArgumentParser, comma_items, json_text
+from spoilfive_env.cli import ArgumentParser, comma_items, finite_float, json_text
 
 __all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "read_report", "main"]
 
@@ -264,17 +263,6 @@ def format_pooled(groups: list[dict]) -> str:
     return "\n\n".join(blocks)
 
 
-def _finite_target(text: str) -> float:
-    """argparse ``type``: a finite number of points (a target may be below fair, or zero)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of points") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number of points")
-    return value
-
-
 def main(argv=None) -> int:
     """The command line: a bad file or value is one line on standard error and exit status 2."""
     parser = ArgumentParser(
@@ -286,7 +274,7 @@ def main(argv=None) -> int:
     parser.add_argument("--agent", default=None, metavar="LABELS",
                         help="the agent, by its label in the runs (comma-separated where the runs write it "
                              "differently); the first agent of the first report's lineup by default")
-    parser.add_argument("--target", type=_finite_target, default=None, metavar="POINTS",
+    parser.add_argument("--target", type=finite_float, default=None, metavar="POINTS",
                         help="points above the fair share: count the seeds that reach it")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     args = parser.parse_args(argv)

@@ -139,6 +139,11 @@ def unit_fraction(text: str) -> float:
     return value
 
 
+def finite_float(text: str) -> float:
+    """argparse ``type``: any finite number, negative and zero too (a target in points)."""
+    return _finite(text)
+
+
 def _finite(text: str) -> float:
     try:
         value = float(text)

@@ -143,7 +143,7 @@ CASES = [
     (["3p-1.json", "3p-2-jink1.json"], ["played under different rules"]),
     (["3p-1.json", "--agent", "greedy,spoiler"], ["more than one of its agents is greedy or spoiler"]),
     (["3p-1.json", "--agent", ""], ["--agent", "give the agent's label"]),
-    (["3p-1.json", "--target", "nan"], ["--target", "give a finite number of points"]),
+    (["3p-1.json", "--target", "nan"], ["--target", "give a finite number"]),
     (["3p-1.json", "--target", "two"], ["--target", "'two' is not a number"]),
 ]
 

@@ -27,9 +27,9 @@ import math
 import sys
 from pathlib import Path
 
-from spoilfive_env.cli import ArgumentParser, comma_items, finite_float, json_text
+from spoilfive_env.cli import ArgumentParser, comma_items, finite_float, json_text, unwritable, written_whole
 
-__all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "read_report", "main"]
+__all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "plot_seeds", "read_report", "main"]
 
 Z95 = 1.959963984540054  # the normal 95% quantile the reports' intervals use
 
@@ -263,6 +263,44 @@ def format_pooled(groups: list[dict]) -> str:
     return "\n\n".join(blocks)
 
 
+def plot_seeds(groups: list[dict], path) -> None:
+    """Each seed's share above fair with its 95% interval, and the mean's, a column a group; the target
+    as a dashed line where one was given. Saved to ``path`` (.png, .pdf or .svg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for column, group in enumerate(groups):
+        seeds = group["seeds"]
+        offsets = [0.0] if len(seeds) == 1 else [-0.3 + 0.45 * i / (len(seeds) - 1) for i in range(len(seeds))]
+        ax.errorbar([column + offset for offset in offsets], [s["share_above_fair"] for s in seeds],
+                    yerr=[s["share_above_fair_ci95"] for s in seeds], fmt="o", color="tab:blue", alpha=0.6,
+                    markersize=4, capsize=2, label="a seed" if column == 0 else None)
+        ax.errorbar([column + 0.3], [group["share_above_fair"]], yerr=[group["share_above_fair_ci95"]], fmt="D",
+                    color="black", capsize=4, label="mean of the seeds" if column == 0 else None)
+    targets = {group["target"] for group in groups if "target" in group}
+    for target in targets:
+        ax.axhline(target, color="tab:red", linestyle="--", linewidth=1, label=f"fair + {target:g}")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{g['players']} players\nv {_describe(g['opponents'])}" for g in groups], fontsize="small")
+    ax.set_ylabel("share of the won pools above fair (points)")
+    agents = sorted({label for group in groups for label in group["agent"]})
+    ax.set_title(f"{' / '.join(agents)}: each seed and the mean, 95% intervals", fontsize="medium")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with written_whole(path) as file:
+            fig.savefig(file, dpi=120, format=path.suffix[1:].lower())
+    finally:
+        plt.close(fig)
+
+
 def main(argv=None) -> int:
     """The command line: a bad file or value is one line on standard error and exit status 2."""
     parser = ArgumentParser(
@@ -277,7 +315,15 @@ def main(argv=None) -> int:
     parser.add_argument("--target", type=finite_float, default=None, metavar="POINTS",
                         help="points above the fair share: count the seeds that reach it")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    parser.add_argument("--plot", default=None, metavar="PATH",
+                        help="save a plot of each seed's share above fair and the mean (.png, .pdf or .svg)")
     args = parser.parse_args(argv)
+    if args.plot is not None:
+        if not args.plot.lower().endswith((".png", ".pdf", ".svg")):
+            parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
+        why = unwritable(args.plot)
+        if why:
+            parser.error(f"--plot {args.plot!r} cannot be written: {why}")
     names = None
     if args.agent is not None:
         try:
@@ -291,7 +337,14 @@ def main(argv=None) -> int:
         groups = pool_seeds(reports, names, args.target, sources=args.reports)
     except ValueError as error:
         parser.error(str(error))
-    print(json_text(groups) if args.json else format_pooled(groups))
+    print(json_text(groups) if args.json else format_pooled(groups), flush=True)
+    if args.plot is not None:  # after the figures: a plot that cannot be written loses none of them
+        try:
+            plot_seeds(groups, args.plot)
+        except OSError as error:
+            print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
+                  "the figures are above", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -181,3 +181,29 @@ def test_a_report_with_a_figure_missing_is_refused_in_its_words(runs):
     del cut["agents"]["greedy"]["pool_share_ci95"]
     with pytest.raises(ValueError, match="cut.json is not a whole report .*pool_share_ci95"):
         pool_seeds([cut], sources=["cut.json"])
+
+
+def test_the_plot_is_written_after_the_figures(runs, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    plain, _ = runs
+    paths = [written(tmp_path, f"{n}p-{seed}.json", report) for (n, seed), report in plain.items()]
+    plot = tmp_path / "figures" / "seeds.png"
+    assert main([*paths, "--target", "2", "--plot", str(plot)]) == 0
+    assert "greedy at 3 players" in capsys.readouterr().out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("plot, words", [("seeds.jpg", ["--plot 'seeds.jpg'", ".png, .pdf or .svg"]),
+                                         ("a-file/seeds.png", ["--plot 'a-file/seeds.png' cannot be written",
+                                                               "is a file"])])
+def test_a_plot_that_cannot_be_written_is_refused_before_anything_is_read(runs, tmp_path, monkeypatch, capsys,
+                                                                         plot, words):
+    plain, _ = runs
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    path = written(tmp_path, "3p-1.json", plain[3, 1])
+    with pytest.raises(SystemExit) as stopped:
+        main([path, "--plot", plot])
+    captured = capsys.readouterr()
+    assert stopped.value.code == BAD_USAGE and captured.out == ""
+    assert_one_line_refusal(captured.err, stopped.value.code, *words)

@@ -81,7 +81,7 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
     names = [names] if isinstance(names, str) else list(names)
     try:
         return _figures_of(report, names, source)
-    except (KeyError, TypeError, IndexError) as error:
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
         raise ValueError(f"{source} is not a whole report of python -m agents.evaluate --json "
                          f"({type(error).__name__}: {error})") from None
 
@@ -178,7 +178,10 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
     if target is not None and not (isinstance(target, (int, float)) and math.isfinite(target)):
         raise ValueError(f"target={target!r} is not allowed: give a finite number of points above fair")
     if names is None:
-        names = [reports[0]["lineup"][0]]
+        lineup = reports[0].get("lineup") if isinstance(reports[0], dict) else None
+        if not lineup:
+            raise ValueError(f"{sources[0]} is not a report of python -m agents.evaluate --json (no lineup)")
+        names = [lineup[0]]
     names = [names] if isinstance(names, str) else list(names)
     groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}
     for report, source in zip(reports, sources, strict=True):

@@ -207,3 +207,10 @@ def test_a_plot_that_cannot_be_written_is_refused_before_anything_is_read(runs, 
     captured = capsys.readouterr()
     assert stopped.value.code == BAD_USAGE and captured.out == ""
     assert_one_line_refusal(captured.err, stopped.value.code, *words)
+
+
+def test_no_report_or_one_without_a_lineup_is_refused():
+    with pytest.raises(ValueError, match="no report to pool"):
+        pool_seeds([])
+    with pytest.raises(ValueError, match="first.json is not a report .*no lineup"):
+        pool_seeds([{"seed": 1}], sources=["first.json"])

@@ -27,11 +27,19 @@ import math
 import sys
 from pathlib import Path
 
-from spoilfive_env.cli import ArgumentParser, comma_items, finite_float, json_text, unwritable, written_whole
+from spoilfive_env.cli import (
+    ArgumentParser,
+    comma_items,
+    finite_float,
+    json_text,
+    plot_after_figures,
+    refuse_bad_plot_path,
+    save_figure,
+)
+
+from .evaluate import Z95
 
 __all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "plot_seeds", "read_report", "main"]
-
-Z95 = 1.959963984540054  # the normal 95% quantile the reports' intervals use
 
 SeedFigures = dict
 """One seed's figures of the agent: ``seed``, ``players``, ``opponents`` (labels by seat), ``rules``,
@@ -95,7 +103,6 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
         found = "none" if not in_lineup and not as_rival else "more than one"
         raise ValueError(f"{source}: {found} of its agents is {' or '.join(names)} (its agents: "
                          f"{', '.join(report['agents'])}{rival})")
-    fair = report["agents"][lineup[0]]["fair_share"]  # the rival sits in the same seats
     if in_lineup:
         label, side = in_lineup[0], "lineup"
         own = report["agents"][label]
@@ -109,6 +116,7 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
             raise ValueError(f"{source}: its paired block has no intervals of the rival's own (a report "
                              "made before they were added): run it again")
         label, side = paired["rival"], "rival"
+        fair = report["agents"][lineup[0]]["fair_share"]  # the rival sits in the first agent's seats
         share, share_ci = paired["rival_pool_share"], paired["rival_pool_share_ci95"]
         equity, equity_ci = paired["rival_mean_equity"], paired["rival_equity_ci95"]
         opponents = list(lineup[1:])
@@ -295,13 +303,7 @@ def plot_seeds(groups: list[dict], path) -> None:
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with written_whole(path) as file:
-            fig.savefig(file, dpi=120, format=path.suffix[1:].lower())
-    finally:
-        plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None) -> int:
@@ -322,11 +324,7 @@ def main(argv=None) -> int:
                         help="save a plot of each seed's share above fair and the mean (.png, .pdf or .svg)")
     args = parser.parse_args(argv)
     if args.plot is not None:
-        if not args.plot.lower().endswith((".png", ".pdf", ".svg")):
-            parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
-        why = unwritable(args.plot)
-        if why:
-            parser.error(f"--plot {args.plot!r} cannot be written: {why}")
+        refuse_bad_plot_path(parser, args.plot)
     names = None
     if args.agent is not None:
         try:
@@ -341,13 +339,8 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(str(error))
     print(json_text(groups) if args.json else format_pooled(groups), flush=True)
-    if args.plot is not None:  # after the figures: a plot that cannot be written loses none of them
-        try:
-            plot_seeds(groups, args.plot)
-        except OSError as error:
-            print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
-                  "the figures are above", file=sys.stderr)
-            return 1
+    if args.plot is not None:
+        return plot_after_figures(parser, args.plot, lambda path: plot_seeds(groups, path))
     return 0
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -44,10 +43,11 @@ from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
     json_text,
+    plot_after_figures,
+    refuse_bad_plot_path,
+    save_figure,
     seed_value,
     table_sizes,
-    unwritable,
-    written_whole,
 )
 
 from . import BEST
@@ -272,13 +272,7 @@ def plot_ratings(board: dict, path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)  # made only now, with the figures in hand
-    try:
-        with written_whole(path) as file:  # the format from the real name (the default png without one)
-            fig.savefig(file, dpi=120, format=path.suffix[1:].lower() or None)
-    finally:
-        plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None) -> int:
@@ -304,12 +298,8 @@ def main(argv=None) -> int:
     if len(specs) < 2:
         parser.error(f"--agents {args.agents!r}: give at least two different agents")
     refuse_bad_agents(parser, "--agents", specs)
-    if args.plot is not None and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
-        parser.error(f"--plot {args.plot!r}: give a .png, .pdf or .svg path")
     if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
-        why = unwritable(args.plot)
-        if why:
-            parser.error(f"--plot {args.plot!r} cannot be written: {why}")
+        refuse_bad_plot_path(parser, args.plot)
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)
@@ -319,14 +309,9 @@ def main(argv=None) -> int:
         parser.error(str(error))
     print(json_text(board) if args.json else format_board(board), flush=True)  # before the plot:
     if args.plot is not None and board["players"]:  # a plot that cannot be written loses no figure
-        try:
-            plot_ratings(board, args.plot)
-        except OSError as error:
-            print(f"{parser.prog}: error: --plot {args.plot!r} could not be written ({error.strerror or error}); "
-                  "the figures are above", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:  # matplotlib takes seconds to load and draw
-            exit_interrupted(f"Ctrl-C: --plot {args.plot!r} was not written; the figures are above")
+        status = plot_after_figures(parser, args.plot, lambda path: plot_ratings(board, path))
+        if status:
+            return status
     if board["interrupted"]:
         exit_interrupted("Ctrl-C: leaderboard stopped; the tournaments it had finished are above")
     return 0

@@ -200,6 +200,48 @@ def written_whole(path):
         partial.unlink(missing_ok=True)
         raise
 
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+"""What ``--plot`` writes: the format is taken from the name."""
+
+
+def refuse_bad_plot_path(parser: ArgumentParser, path: str) -> None:
+    """``--plot PATH`` checked before any work: a known suffix and a place that can be written
+    (``parser.error``, one line and exit status 2, otherwise)."""
+    if not path.lower().endswith(PLOT_SUFFIXES):
+        parser.error(f"--plot {path!r}: give a .png, .pdf or .svg path")
+    why = unwritable(path)
+    if why:
+        parser.error(f"--plot {path!r} cannot be written: {why}")
+
+
+def save_figure(figure, path, dpi: int = 120) -> None:
+    """A matplotlib ``figure`` written whole to ``path`` (:func:`written_whole`), its folders made only
+    now, the format from the name's suffix; then closed, written or not (pyplot keeps open figures)."""
+    import matplotlib.pyplot as plt  # loaded already by whoever drew the figure
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with written_whole(path) as file:
+            figure.savefig(file, dpi=dpi, format=path.suffix[1:].lower() or None)
+    finally:
+        plt.close(figure)
+
+
+def plot_after_figures(parser: ArgumentParser, path: str, draw) -> int:
+    """``draw(path)`` once the figures are printed, so that a plot that cannot be written, or a Ctrl-C
+    while matplotlib loads and draws, loses none of them: exit status 1 with one line, or 130; else 0."""
+    try:
+        draw(path)
+    except OSError as error:
+        print(f"{parser.prog}: error: --plot {path!r} could not be written ({error.strerror or error}); "
+              "the figures are above", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        exit_interrupted(f"Ctrl-C: --plot {path!r} was not written; the figures are above")
+    return 0
+
+
 @contextlib.contextmanager
 def ctrl_c_held():
     """Hold back a Ctrl-C during the block and deliver it at its end (:class:`KeyboardInterrupt`).

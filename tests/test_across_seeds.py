@@ -214,3 +214,20 @@ def test_no_report_or_one_without_a_lineup_is_refused():
         pool_seeds([])
     with pytest.raises(ValueError, match="first.json is not a report .*no lineup"):
         pool_seeds([{"seed": 1}], sources=["first.json"])
+
+
+def test_ctrl_c_while_plotting_keeps_the_figures_and_exits_130(runs, tmp_path, monkeypatch, capsys):
+    import agents.across_seeds as across_seeds
+
+    def interrupted(groups, path):
+        raise KeyboardInterrupt
+
+    plain, _ = runs
+    monkeypatch.setattr(across_seeds, "plot_seeds", interrupted)
+    path = written(tmp_path, "3p-1.json", plain[3, 1])
+    plot = str(tmp_path / "seeds.png")
+    with pytest.raises(SystemExit) as stopped:
+        main([path, "--plot", plot])
+    captured = capsys.readouterr()
+    assert stopped.value.code == 130 and "greedy at 3 players" in captured.out
+    assert captured.err.strip() == f"Ctrl-C: --plot {plot!r} was not written; the figures are above"

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 from spoilfive_env.cli import (
@@ -145,17 +147,12 @@ def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
 
 def _spread(values) -> float:
     """The standard deviation over the seeds (``nan`` for one seed)."""
-    k = len(values)
-    if k < 2:
-        return float("nan")
-    mean = sum(values) / k
-    return math.sqrt(sum((value - mean) ** 2 for value in values) / (k - 1))
+    return statistics.stdev(values) if len(values) > 1 else float("nan")
 
 
 def _describe(opponents) -> str:
-    counts = {}
-    for label in opponents:
-        counts[label] = counts.get(label, 0) + 1
+    """``2 x pimc``: the opponents by label, in the order they sit."""
+    counts = Counter(opponents)
     return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in counts.items())
 
 

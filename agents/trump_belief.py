@@ -76,6 +76,8 @@ FORMAT = "spoilfive-trump-count-belief"
 FORMAT_VERSION = 1
 COUNTS = 6
 """A hand's possible trump counts, 0 to 5."""
+DEFAULT_HANDS = {3: 12000, 4: 10000, 5: 6000}
+"""Hands of ``pimc`` tables the shipped belief was fitted on, by table size (``--hands``'s default)."""
 SAMPLER_DEALS = 64
 """Drawn deals whose count frequencies are the network's input (the first of the search's draws)."""
 SMOOTHING = 0.05
@@ -351,15 +353,34 @@ def fit(observations: np.ndarray, targets: np.ndarray, num_players: int, seed: i
                  "sampler_nats_per_seat": sampler_loss, "belief_nats_per_seat": best}
 
 
+def hands_per_size(players: list[int], hands: list[int] | None) -> list[int]:
+    """``--hands`` as one number a table size: one number for every size, one a size, or (None) the default.
+
+    Raises:
+        ValueError: neither one number nor one a size, or no default for a size (only 3 to 5 have one).
+    """
+    if hands is None:
+        missing = [size for size in players if size not in DEFAULT_HANDS]
+        if missing:
+            raise ValueError(f"--players {','.join(map(str, missing))}: give --hands (its default is for 3, 4 and 5 "
+                             "players only)")
+        return [DEFAULT_HANDS[size] for size in players]
+    if len(hands) == 1:
+        return hands * len(players)
+    if len(hands) != len(players):
+        raise ValueError(f"--hands gives {len(hands)} numbers for {len(players)} table sizes: give one, or one a size")
+    return list(hands)
+
+
 def main(argv=None) -> int:
     """The command line (a bad value: one line on standard error, exit status 2)."""
     parser = ArgumentParser(prog="python -m agents.trump_belief",
                             description="Collect pimc tables' decisions, fit the trump-count belief at each size, "
                                         "and save it for the searches (pimc_ppo:belief=NAME).")
     parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes (default 3,4,5)")
-    parser.add_argument("--hands", type=positive_ints, default=[12000, 10000, 6000],
+    parser.add_argument("--hands", type=positive_ints, default=None,
                         help="hands of pimc tables to collect at each size, one number or one per size "
-                             "(default 12000,10000,6000)")
+                             "(default 12000,10000,6000 at 3,4,5 players; other sizes need it given)")
     parser.add_argument("--stream-hands", type=positive_int, default=12000,
                         help="hands a stream of the data holds at most; each stream takes the next seed "
                              "(default 12000)")
@@ -375,11 +396,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if any(size < 2 for size in args.players):
         parser.error("--players: a trump-count belief needs at least 2 players")
-    if len(args.hands) == 1:
-        args.hands = args.hands * len(args.players)
-    if len(args.hands) != len(args.players):
-        parser.error(f"--hands gives {len(args.hands)} numbers for {len(args.players)} table sizes: give one, "
-                     "or one a size")
+    try:
+        args.hands = hands_per_size(args.players, args.hands)
+    except ValueError as error:
+        parser.error(str(error))
     if not args.out.endswith(".pt"):
         parser.error(f"--out {args.out!r} is not allowed: a belief file's name ends in .pt")
     jobs = streams(args.players, args.hands, args.stream_hands, args.seed)

@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    per_table_size,
     positive_float,
     positive_int,
     positive_ints,
@@ -237,8 +238,10 @@ def main(argv=None) -> int:
                                                         "(default ppo)")
     parser.add_argument("--players", type=table_sizes, default=",".join(map(str, DEFAULT_PLAYERS)),
                         help="table sizes, comma-separated (default %(default)s)")
-    parser.add_argument("--deals", type=positive_ints, default=",".join(map(str, DEFAULT_DEALS)),
-                        help="deals at each table size: one number for all or one per size (default %(default)s)")
+    parser.add_argument("--deals", type=positive_ints, default=None,
+                        help="deals at each table size: one number for all or one per size (default "
+                             f"{','.join(map(str, DEFAULT_DEALS))} at {','.join(map(str, DEFAULT_PLAYERS))} players; "
+                             "other sizes need it given)")
     parser.add_argument("--seed", type=seed_value, default=DEFAULT_SEED,
                         help="size i of --players plays the deals of seed + i (default %(default)s)")
     parser.add_argument("--samples", type=positive_int, default=None,
@@ -272,13 +275,12 @@ def main(argv=None) -> int:
     samples = args.samples or EXPERTS[args.expert][1]
     if samples > MAX_SAMPLES:
         parser.error(f"--samples {samples}: give at most {MAX_SAMPLES:,} deals a decision")
-    if max(deals) > MAX_DEALS:
+    if deals is not None and max(deals) > MAX_DEALS:
         parser.error(f"--deals {','.join(map(str, deals))}: give at most {MAX_DEALS:,} deals a size")
-    if len(deals) == 1:
-        deals = deals * len(players)
-    if len(deals) != len(players):
-        parser.error(f"--deals {','.join(map(str, deals))}: give one number, or one for each of the "
-                     f"{len(players)} sizes")
+    try:
+        deals = per_table_size("--deals", players, deals, dict(zip(DEFAULT_PLAYERS, DEFAULT_DEALS)))
+    except ValueError as error:
+        parser.error(str(error))
     if sum(deals[index] * n for index, n in enumerate(players)) < MIN_HANDS:
         parser.error(f"--deals {','.join(map(str, deals))}: give at least {MIN_HANDS} hands in all (deals x table "
                      "size), so that some decisions are held out to measure the fit")

@@ -56,6 +56,7 @@ from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
     json_text,
+    per_table_size,
     positive_int,
     positive_ints,
     seed_value,
@@ -353,25 +354,6 @@ def fit(observations: np.ndarray, targets: np.ndarray, num_players: int, seed: i
                  "sampler_nats_per_seat": sampler_loss, "belief_nats_per_seat": best}
 
 
-def hands_per_size(players: list[int], hands: list[int] | None) -> list[int]:
-    """``--hands`` as one number a table size: one number for every size, one a size, or (None) the default.
-
-    Raises:
-        ValueError: neither one number nor one a size, or no default for a size (only 3 to 5 have one).
-    """
-    if hands is None:
-        missing = [size for size in players if size not in DEFAULT_HANDS]
-        if missing:
-            raise ValueError(f"--players {','.join(map(str, missing))}: give --hands (its default is for 3, 4 and 5 "
-                             "players only)")
-        return [DEFAULT_HANDS[size] for size in players]
-    if len(hands) == 1:
-        return hands * len(players)
-    if len(hands) != len(players):
-        raise ValueError(f"--hands gives {len(hands)} numbers for {len(players)} table sizes: give one, or one a size")
-    return list(hands)
-
-
 def main(argv=None) -> int:
     """The command line (a bad value: one line on standard error, exit status 2)."""
     parser = ArgumentParser(prog="python -m agents.trump_belief",
@@ -397,7 +379,7 @@ def main(argv=None) -> int:
     if any(size < 2 for size in args.players):
         parser.error("--players: a trump-count belief needs at least 2 players")
     try:
-        args.hands = hands_per_size(args.players, args.hands)
+        args.hands = per_table_size("--hands", args.players, args.hands, DEFAULT_HANDS)
     except ValueError as error:
         parser.error(str(error))
     if not args.out.endswith(".pt"):

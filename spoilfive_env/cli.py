@@ -91,6 +91,27 @@ def positive_ints(text: str) -> list[int]:
     return values
 
 
+def per_table_size(flag: str, sizes: list[int], values: list[int] | None, defaults: dict[int, int]) -> list[int]:
+    """A flag's numbers, one for each table size of ``sizes``: ``values`` as one number for every size or one a
+    size, or, where the flag was not given (``values`` None), each size's own default from ``defaults``.
+
+    Raises:
+        ValueError: neither one number nor one a size, or a size without a default; the message names the flag.
+    """
+    if values is None:
+        missing = [size for size in sizes if size not in defaults]
+        if missing:
+            raise ValueError(f"--players {','.join(map(str, missing))}: give {flag} (its default is for "
+                             f"{', '.join(map(str, sorted(defaults)))} players only)")
+        return [defaults[size] for size in sizes]
+    if len(values) == 1:
+        return list(values) * len(sizes)
+    if len(values) != len(sizes):
+        raise ValueError(f"{flag} {','.join(map(str, values))}: give one number, or one for each of the "
+                         f"{len(sizes)} table sizes")
+    return list(values)
+
+
 def _int_list(text: str, what: str) -> list[int]:
     parts = [part.strip() for part in text.split(",")]
     if any(parts) and not all(parts):  # "3,,4" or "3,": a number left out, not one to skip

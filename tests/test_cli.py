@@ -314,6 +314,20 @@ def test_unwritable_says_why_a_place_cannot_be_written_and_leaves_nothing_behind
         assert unwritable("/proc/spoilfive-probe.png") is not None
 
 
+def test_per_table_size_spreads_one_number_keeps_one_a_size_and_takes_each_sizes_default():
+    from spoilfive_env.cli import per_table_size
+
+    defaults = {3: 12000, 4: 10000, 5: 6000}
+    assert per_table_size("--hands", [3, 4, 5], None, defaults) == [12000, 10000, 6000]
+    assert per_table_size("--hands", [5, 3], None, defaults) == [6000, 12000]  # by size, not by place
+    assert per_table_size("--hands", [2, 6], [40], defaults) == [40, 40]
+    assert per_table_size("--hands", [2, 6], [40, 50], defaults) == [40, 50]
+    with pytest.raises(ValueError, match=r"^--players 6,7: give --hands \(its default is for 3, 4, 5 players only\)$"):
+        per_table_size("--hands", [3, 6, 7], None, defaults)
+    with pytest.raises(ValueError, match=r"^--hands 1,2,3: give one number, or one for each of the 2 table sizes$"):
+        per_table_size("--hands", [3, 4], [1, 2, 3], defaults)
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--out", "{tmp}/a-file/x.pt"], "--out '{tmp}/a-file/x.pt' cannot be written: {tmp}/a-file is a file"),
     (["--out", "{tmp}/new/x.pt", "--data", "{tmp}/a-file"], "--data '{tmp}/a-file' cannot be written: it is a file"),

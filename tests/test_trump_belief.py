@@ -16,7 +16,6 @@ from agents.trump_belief import (  # noqa: E402
     TrumpCountBelief,
     TrumpCountNet,
     count_frequencies,
-    hands_per_size,
     load_belief,
     main,
     play_streams,
@@ -185,9 +184,9 @@ def belief_file():
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--players", "3,4", "--hands", "1,2,3"], "--hands gives 3 numbers for 2 table sizes"),
+    (["--players", "3,4", "--hands", "1,2,3"], "--hands 1,2,3: give one number, or one for each of the 2 table sizes"),
     (["--players", "1"], "--players"),
-    (["--players", "2,3"], "--players 2: give --hands (its default is for 3, 4 and 5 players only)"),
+    (["--players", "2,3"], "--players 2: give --hands (its default is for 3, 4, 5 players only)"),
     (["--hands", "0"], "--hands"),
     (["--out", "belief.txt"], "ends in .pt"),
     (["--workers", "0"], "--workers"),
@@ -197,15 +196,6 @@ def belief_file():
 ])
 def test_the_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     refused_in_process(main, argv, capsys, says)
-
-
-def test_hands_default_per_size_and_spread_over_the_sizes():
-    assert hands_per_size([3, 4, 5], None) == [12000, 10000, 6000]
-    assert hands_per_size([5, 3], None) == [6000, 12000]  # the default follows each size, not the order
-    assert hands_per_size([2, 6], [40]) == [40, 40]
-    assert hands_per_size([2, 6], [40, 50]) == [40, 50]
-    with pytest.raises(ValueError, match="--players 6,7: give --hands"):
-        hands_per_size([3, 6, 7], None)
 
 
 def test_the_command_collects_fits_and_saves(tmp_path, capsys):

@@ -1016,11 +1016,16 @@ def add_to_last_row(csv_path: Path, fields: list[str], values: dict) -> None:
 
 
 if __name__ == "__main__":
+    from spoilfive_env.cli import stdout_closed
+
     try:
         summary = main()
+        sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
     except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
         print("\nCtrl-C: stopped; nothing more was saved (the run's last checkpoint, if any, is as it was)",
               file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # its reader stopped reading (train.py ... | head): no traceback
+        sys.exit(stdout_closed())
     if summary.get("interrupted"):
         sys.exit(130)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from spoilfive_env.cli import (
     json_text,
     plot_after_figures,
     refuse_bad_plot_path,
+    run_command,
     save_figure,
 )
 
@@ -342,4 +342,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -28,8 +28,6 @@ accuracies and the gains with 95% intervals over decisions (``--json``: the dict
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -40,6 +38,7 @@ from spoilfive_env.cli import (
     json_text,
     positive_float,
     positive_int,
+    run_command,
     seed_value,
     table_size,
 )
@@ -256,4 +255,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -49,6 +49,7 @@ from spoilfive_env.cli import (
     positive_float,
     positive_int,
     positive_ints,
+    run_command,
     seed_value,
     table_sizes,
     unwritable,
@@ -338,4 +339,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import time
 
 import numpy as np
@@ -66,6 +65,7 @@ from spoilfive_env.cli import (
     non_negative_int,
     positive_int,
     rule_option,
+    run_command,
     seed_value,
 )
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
@@ -756,4 +756,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

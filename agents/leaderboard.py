@@ -45,6 +45,7 @@ from spoilfive_env.cli import (
     json_text,
     plot_after_figures,
     refuse_bad_plot_path,
+    run_command,
     save_figure,
     seed_value,
     table_sizes,
@@ -318,4 +319,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

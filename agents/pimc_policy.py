@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
-from spoilfive_env.cli import exit_interrupted, json_text
+from spoilfive_env.cli import exit_interrupted, json_text, run_command
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -423,6 +423,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())
+    run_command(main)

@@ -42,7 +42,6 @@ stream a size; about 7, 10 and 15 minutes of one core to collect, or ``--workers
 from __future__ import annotations
 
 import signal
-import sys
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -59,6 +58,7 @@ from spoilfive_env.cli import (
     per_table_size,
     positive_int,
     positive_ints,
+    run_command,
     seed_value,
     table_sizes,
     unwritable,
@@ -417,4 +417,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

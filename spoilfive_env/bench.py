@@ -74,6 +74,7 @@ from .cli import (
     non_negative_int,
     positive_int,
     positive_ints,
+    run_command,
     seed_value,
     table_sizes,
 )
@@ -737,4 +738,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -205,6 +205,38 @@ def exit_interrupted(message: str) -> None:
     raise SystemExit(130)
 
 
+CLOSED_PIPE = 141
+"""Exit status of a command whose reader stopped reading (``... | head``): 128 + SIGPIPE, as a shell reports a
+Unix tool ended by the closed pipe."""
+
+
+def run_command(main) -> None:
+    """Run a command's ``main()`` and exit with the status it returns.
+
+    Python ignores SIGPIPE, so a command piped into a reader that stops early (``python -m
+    agents.across_seeds ... --json | head``) would end in a ``BrokenPipeError`` traceback. This ends it
+    quietly instead, with :data:`CLOSED_PIPE`, standard output pointed at the null device so that the
+    interpreter's last flush does not raise again (Python's documentation, "Note on SIGPIPE").
+    """
+    try:
+        try:
+            status = main()
+        except SystemExit as stop:  # argparse's --help and its errors leave main this way
+            status = stop.code
+        sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
+    except BrokenPipeError:
+        status = stdout_closed()
+    sys.exit(status)
+
+
+def stdout_closed() -> int:
+    """After a ``BrokenPipeError`` on standard output: write nothing more to it; the exit status to give."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return CLOSED_PIPE
+
+
 @contextlib.contextmanager
 def written_whole(path):
     """Write the file at ``path`` whole or not at all: the block writes to the binary file it is

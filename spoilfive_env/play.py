@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import entry_points
 
-from .cli import exit_interrupted
+from .cli import exit_interrupted, run_command
 
 ENTRY_POINT = "spoilfive-play"
 NOT_INSTALLED = 1
@@ -39,4 +39,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -29,6 +29,7 @@ from spoilfive_env.cli import (
     json_text,
     positive_float,
     positive_int,
+    run_command,
     seed_value,
     table_size,
 )
@@ -182,4 +183,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

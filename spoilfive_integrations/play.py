@@ -44,6 +44,7 @@ from spoilfive_env.cli import (
     exit_interrupted,
     non_negative_int,
     positive_int,
+    run_command,
     seed_value,
     table_size,
 )
@@ -346,4 +347,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

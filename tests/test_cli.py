@@ -314,6 +314,39 @@ def test_unwritable_says_why_a_place_cannot_be_written_and_leaves_nothing_behind
         assert unwritable("/proc/spoilfive-probe.png") is not None
 
 
+def closed_reader_run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``command`` with its standard output a pipe whose reader is gone before it writes a byte
+    (what ``| head`` leaves once it has read its lines)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, *command], cwd=cwd, env=env, stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, timeout=120, encoding="utf-8")
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("command", [
+    ["-m", "agents.across_seeds", str(ROOT / "docs" / "results" / "best-pimc" / "3p-seed148.json"), "--json"],
+    ["-m", "agents.evaluate", "--players", "3", "--agents", "greedy,spoiler", "--deals", "2", "--seed", "1"],
+    ["-m", "agents.leaderboard", "--players", "3", "--agents", "greedy,spoiler", "--deals", "2", "--quiet"],
+    ["-c", "from spoilfive_env.cli import run_command; run_command(lambda: print('x' * 1_000_000) or 0)"],
+], ids=["across_seeds", "evaluate", "leaderboard", "a-megabyte"])
+def test_a_command_whose_reader_stops_reading_ends_quietly_with_the_closed_pipe_status(command, tmp_path):
+    from spoilfive_env.cli import CLOSED_PIPE
+
+    done = closed_reader_run(command, tmp_path)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == CLOSED_PIPE
+
+
+def test_run_command_exits_with_mains_status_and_flushes_what_it_printed(tmp_path):
+    script = "from spoilfive_env.cli import run_command; run_command(lambda: print('the figures', end='') or 3)"
+    done = run(["-c", script], tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "the figures", "")
+
+
 def test_per_table_size_spreads_one_number_keeps_one_a_size_and_takes_each_sizes_default():
     from spoilfive_env.cli import per_table_size
 

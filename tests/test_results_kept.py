@@ -1,0 +1,62 @@
+"""The tournament reports kept in docs/results/ are the issue's protocol, and the README's table of the
+strongest agent is what they pool to (``python -m agents.across_seeds docs/results/best-pimc/*.json
+--agent best --target 2``): a report added, lost or edited, or a figure of the table typed by hand, fails here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from agents import BEST
+from agents.across_seeds import pool_seeds, read_report
+from spoilfive_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+BEST_PIMC = sorted((ROOT / "docs" / "results" / "best-pimc").glob("*.json"))
+TARGET = 2.0
+
+
+def strongest_agent_section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("### The strongest agent")
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def test_every_kept_report_is_best_as_shipped_on_the_issues_protocol_and_named_for_its_size_and_seed():
+    assert len(BEST_PIMC) >= 27
+    for path in BEST_PIMC:
+        report = read_report(path)
+        players = report["num_players"]
+        assert path.name == f"{players}p-seed{report['seed']}.json"
+        assert report["lineup"] == ["best"] + ["pimc"] * (players - 1)
+        assert (report["deals"], report["rotations"], report["hands"]) == (2000, players, 2000 * players)
+        assert report["rules"] == dataclasses.asdict(Rules(num_players=players))
+        assert report.get("best", BEST) == BEST  # the older reports do not say; the newer name the shipped spec
+        assert report.get("paired") is None
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
+    groups = pool_seeds([read_report(path) for path in BEST_PIMC], names=["best"], target=TARGET,
+                        sources=[path.name for path in BEST_PIMC])
+    group = next(g for g in groups if g["players"] == players)
+    rows = [line for line in strongest_agent_section().splitlines() if line.startswith(f"| {players} | ")]
+    assert len(rows) == 1, rows
+    cells = [cell.replace("**", "").strip() for cell in rows[0].strip("|").split("|")]
+    seeds = [s["seed"] for s in group["seeds"]]
+    shares = [s["share_above_fair"] for s in group["seeds"]]
+    equities = [s["equity"] for s in group["seeds"]]
+    assert cells[1].startswith(f"{len(seeds)}: ")
+    listed = []
+    for item in cells[1].split(": ", 1)[1].split(", "):  # "218 to 225" stands for the seeds between
+        ends = [int(end) for end in re.split(r" to |–", item)]
+        listed += list(range(ends[0], ends[-1] + 1))
+    assert listed == seeds
+    assert cells[2] == f"{group['share_above_fair']:+.2f} ± {group['share_above_fair_ci95']:.2f}"
+    assert cells[3] == f"{group['seeds_at_target']} of {len(seeds)}"
+    assert cells[4] == f"{min(shares):+.2f} to {max(shares):+.2f}"
+    assert cells[5] == f"{min(equities):+.3f} to {max(equities):+.3f}"

@@ -44,6 +44,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         non_negative_float,
         positive_float,
         positive_int,
+        run_command,
         seed_value,
         table_size,
         unit_fraction,
@@ -388,4 +389,4 @@ def train_and_evaluate(args: Args, writer: SummaryWriter | None) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

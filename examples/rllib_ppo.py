@@ -46,6 +46,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         non_negative_int,
         positive_float,
         positive_int,
+        run_command,
         seed_value,
         table_size,
     )
@@ -228,4 +229,4 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

@@ -43,7 +43,15 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from agents.evaluate import check_against_baselines, check_deal_count
     from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
     from spoilfive_env.actions import NUM_ACTIONS
-    from spoilfive_env.cli import ArgumentParser, exit_interrupted, positive_float, positive_int, seed_value, table_size
+    from spoilfive_env.cli import (
+        ArgumentParser,
+        exit_interrupted,
+        positive_float,
+        positive_int,
+        run_command,
+        seed_value,
+        table_size,
+    )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
 except KeyboardInterrupt:
@@ -179,4 +187,4 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

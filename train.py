@@ -1016,8 +1016,6 @@ def add_to_last_row(csv_path: Path, fields: list[str], values: dict) -> None:
 
 
 if __name__ == "__main__":
-    from spoilfive_env.cli import stdout_closed
-
     try:
         summary = main()
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
@@ -1026,6 +1024,8 @@ if __name__ == "__main__":
               file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:  # its reader stopped reading (train.py ... | head): no traceback
+        from spoilfive_env.cli import stdout_closed  # loaded by main by now; imported here, not before the Ctrl-C guard
+
         sys.exit(stdout_closed())
     if summary.get("interrupted"):
         sys.exit(130)

@@ -331,8 +331,9 @@ def closed_reader_run(command: list[str], cwd: Path) -> subprocess.CompletedProc
     ["-m", "agents.across_seeds", str(ROOT / "docs" / "results" / "best-pimc" / "3p-seed148.json"), "--json"],
     ["-m", "agents.evaluate", "--players", "3", "--agents", "greedy,spoiler", "--deals", "2", "--seed", "1"],
     ["-m", "agents.leaderboard", "--players", "3", "--agents", "greedy,spoiler", "--deals", "2", "--quiet"],
+    [str(ROOT / "train.py"), "--total-decisions", "1000", "--runs-dir", "runs"],
     ["-c", "from spoilfive_env.cli import run_command; run_command(lambda: print('x' * 1_000_000) or 0)"],
-], ids=["across_seeds", "evaluate", "leaderboard", "a-megabyte"])
+], ids=["across_seeds", "evaluate", "leaderboard", "train", "a-megabyte"])
 def test_a_command_whose_reader_stops_reading_ends_quietly_with_the_closed_pipe_status(command, tmp_path):
     from spoilfive_env.cli import CLOSED_PIPE
 

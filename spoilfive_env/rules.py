@@ -183,7 +183,11 @@ class Rules:
             return
         why = (f"over max_hands={self.max_hands} hands a player's chips could reach {low} to {high} and "
                f"the pool {pool_high}, beyond the engine's 32-bit chip counters ({CHIPS_MIN} to {CHIPS_MAX})")
-        for name in ("ante", "spoil_ante", "dealer_ante", "jink_bonus", "starting_chips", "max_hands"):
+        candidates = ("ante", "spoil_ante", "dealer_ante", "jink_bonus", "starting_chips", "max_hands")
+        defaults = {field.name: field.default for field in dataclasses.fields(self)}
+        # Blame an option the caller set before one left at its default: lowering either may fit.
+        changed = [name for name in candidates if getattr(self, name) != defaults[name]]
+        for name in changed + [name for name in candidates if name not in changed]:
             smallest = self.num_hands if name == "max_hands" else 0
             if not _fits(*self._reach(**{name: smallest})):
                 continue  # this option alone is not what overflows

@@ -343,7 +343,13 @@ def test_greedy_claims_and_sheds_when_it_cannot_win():
     assert decide("spoiler", hands, "7C", moves, dealer=2) == CLAIM
     # Seat 1 cannot beat the 5 of trumps: he sheds his weakest card.
     assert decide("greedy", hands, "7C", ["5C"], dealer=2) == card_index("4D")
-    assert JINK != CLAIM
+    # The claim above was a choice: after the first three tricks seat 0 may claim or jink.
+    game = env(num_players=3)
+    game.reset(options={"dealer": 2, "hands": hands, "turnup": "7C"})
+    for move in moves:
+        game.step(card_index(move))
+    assert game.agent_selection == "player_0"
+    assert np.flatnonzero(game.observe("player_0")["action_mask"]).tolist() == [CLAIM, JINK]
 
 
 def test_spoiler_keeps_its_trumps_and_stops_a_player_with_two_tricks():

@@ -135,7 +135,9 @@ def ceiling_of(option: str, **others) -> int:
 def test_the_chip_limit_is_exact_and_the_largest_allowed_game_never_wraps(option):
     """The largest accepted value plays whole games with chips + pool conserved (no int32 wrap)."""
     ceiling = ceiling_of(option, num_players=3, num_hands=2, max_hands=4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"^{option}={ceiling + 1} is not allowed with these rules: over max_hands=4 "
+                                         "hands a player's chips could reach .* beyond the engine's 32-bit chip "
+                                         f"counters .*, {option} may be at most {ceiling}$"):
         Rules(**{option: ceiling + 1}, num_players=3, num_hands=2, max_hands=4)
     rules = Rules(**{option: ceiling}, num_players=3, num_hands=2, max_hands=4)
     core = SpoilFiveCore(64, rules=rules, mode="game", reward="chips", seed=1)
@@ -557,26 +559,52 @@ def accepted_or_value_error(call) -> bool:
 
 @pytest.mark.parametrize("option", RULE_OPTIONS)
 def test_odd_values_for_a_rules_option_give_a_value_error_or_are_accepted(option):
+    """Only a real value gets through: None (the default) where an option has one, True or False
+    (NumPy's too) for a yes/no option, stored as a Python bool."""
     for value in ODD_VALUES:
-        accepted_or_value_error(lambda: make_rules(**{option: value}))  # noqa: B023 (called at once)
+        if not accepted_or_value_error(lambda: make_rules(**{option: value})):  # noqa: B023 (called at once)
+            continue
+        if value is None:
+            assert option in ("num_players", "preset"), f"{option}=None accepted"
+            assert make_rules(**{option: None}) == Rules()
+        else:
+            assert option in ("allow_jink", "conceal_ace_penalty", "partnerships"), f"{option}={value!r} accepted"
+            assert isinstance(value, (bool, np.bool_)), f"{option}={value!r} accepted"
+            assert getattr(make_rules(**{option: value}), option) is bool(value)
 
 
-@pytest.mark.parametrize("keyword", ["where", "hands", "turnups", "dealers", "pools", "chips", "seed"])
+# The odd values a reset takes: None (left as it is, or every game), no game or game 1, one dealer or
+# pool for every game, and a seed of any size.
+CORE_RESET_ACCEPTS = {"where": [None, [], [1]], "hands": [], "turnups": [], "dealers": [None, [1]],
+                      "pools": [None, [1]], "chips": [None], "seed": [None, 2**70]}
+
+
+@pytest.mark.parametrize("keyword", list(CORE_RESET_ACCEPTS))
 def test_odd_values_for_a_core_reset_give_a_value_error_and_change_nothing(keyword):
     core = played_core()
+    accepted = []
     for value in ODD_VALUES:
         arguments = {keyword: value}
         if keyword in ("hands", "turnups"):
             arguments = {"hands": GOOD_HANDS, "turnups": GOOD_TURNUPS, keyword: value}
         before = core_snapshot(core)
-        if not accepted_or_value_error(lambda: core.reset(**arguments)):  # noqa: B023 (called at once)
+        if accepted_or_value_error(lambda: core.reset(**arguments)):  # noqa: B023 (called at once)
+            accepted.append(value)
+        else:
             assert_same_state(before, core_snapshot(core))
+    assert list(map(repr, accepted)) == list(map(repr, CORE_RESET_ACCEPTS[keyword]))
+
+
+# The odd values an env reset takes: a seed of any size or none, no options or options it ignores.
+ENV_RESET_ACCEPTS = {"hands": [], "turnup": [], "dealer": [], "pool": [], "chips": [], "seed": [None, 2**70],
+                     "options": [None, {}, {"a": 1}]}
 
 
 @pytest.mark.filterwarnings("ignore:.*ignoring unknown reset option")  # options={"a": 1}: warned, ignored
-@pytest.mark.parametrize("key", ["hands", "turnup", "dealer", "pool", "chips", "seed", "options"])
+@pytest.mark.parametrize("key", list(ENV_RESET_ACCEPTS))
 def test_odd_values_for_an_env_reset_give_a_value_error_and_change_nothing(key):
     game = played_env()
+    accepted = []
     good_hands = [["5H", "JD", "AS", "KC", "2D"], ["6H", "7H", "8H", "9H", "10H"],
                   ["2C", "3C", "4C", "5C", "6C"], ["2S", "3S", "4S", "5S", "6S"]]
     for value in ODD_VALUES:
@@ -590,9 +618,11 @@ def test_odd_values_for_an_env_reset_give_a_value_error_and_change_nothing(key):
             arguments = {"options": {key: value}}
         before = env_snapshot(game)
         if accepted_or_value_error(lambda: game.reset(**arguments)):  # noqa: B023 (called at once)
+            accepted.append(value)
             game = played_env()  # accepted (None, say): start again from a played table
         else:
             assert_same_state(before, env_snapshot(game))
+    assert list(map(repr, accepted)) == list(map(repr, ENV_RESET_ACCEPTS[key]))
 
 
 def test_odd_values_for_seats_and_indices_give_a_value_error():
@@ -601,7 +631,10 @@ def test_odd_values_for_seats_and_indices_give_a_value_error():
         before = core_snapshot(core)
         if value is not None and not (isinstance(value, list) and value == [1]):  # [1]: seat 1 in every game
             assert not accepted_or_value_error(lambda: core.observe(value)), value  # noqa: B023
-        if not accepted_or_value_error(lambda: core.subset(value)):  # noqa: B023 (called at once)
+        if accepted_or_value_error(lambda: core.subset(value)):  # noqa: B023 (called at once)
+            assert isinstance(value, list) and value in ([], [1]), f"subset({value!r}) accepted"  # game indices
+        else:
             assert_same_state(before, core_snapshot(core))
-        accepted_or_value_error(lambda: SpoilFiveCore(value))  # noqa: B023 (called at once)
-        accepted_or_value_error(lambda: env(num_players=value))  # noqa: B023 (called at once)
+        # None of them is a batch size or a table size.
+        assert not accepted_or_value_error(lambda: SpoilFiveCore(value)), value  # noqa: B023 (called at once)
+        assert not accepted_or_value_error(lambda: env(num_players=value)), value  # noqa: B023 (called at once)

@@ -9,6 +9,7 @@ CONTRACT.md fixes: ``env(num_players, render_mode, mode, reward, **rules)``; age
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -321,9 +322,10 @@ def test_bad_card_strings_raise_naming_the_string(text):
     assert repr(text) in str(error.value)
 
 
-@pytest.mark.parametrize("value", [52, -1, 3.0, "5H", True])
-def test_bad_card_indices_raise(value):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("value", "allowed"), [(52, "0-51"), (-1, "0-51"), (3.0, "an integer 0-51"),
+                                               ("5H", "an integer 0-51"), (True, "an integer 0-51")])
+def test_bad_card_indices_raise(value, allowed):
+    with pytest.raises(ValueError, match=f"^card index must be {allowed}, got {re.escape(repr(value))}$"):
         card_str(value)
 
 

@@ -345,6 +345,7 @@ def test_vector_env_with_one_game_matches_the_single_env():
     rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
     observation, info = single.reset(seed=21)
     observations, infos = vector.reset(seed=21)
+    ended = 0
     for _ in range(120):
         np.testing.assert_array_equal(observations[0], observation)
         np.testing.assert_array_equal(infos["action_mask"][0], info["action_mask"])
@@ -356,6 +357,8 @@ def test_vector_env_with_one_game_matches_the_single_env():
             observation, info = single.reset()
             observations, rewards, terminations, _, infos = vector.step(np.array([-5]))  # autoreset
             assert rewards[0] == 0 and not terminations[0]
+            ended += 1
+    assert ended >= 10  # the hands ended, and the autoreset was compared, many times
 
 
 # ---------------------------------------------------------------------- vector env

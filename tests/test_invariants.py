@@ -328,9 +328,14 @@ def test_game_mode_defaults_chips_rewards_sum_to_final_change():
 @pytest.mark.parametrize("preset,num_players,mode", [("hoyle", 5, "hand"), ("hoyle", 3, "game"),
                                                      ("dealer_feeds", 4, "game"), ("dealer_feeds", 8, "hand")])
 def test_presets(preset, num_players, mode):
+    """The presets' antes (a dealer ante in both, no spoil ante in dealer_feeds) through many hands;
+    in game mode through spoiled hands whose pool goes on into the next hand."""
     rules = Rules.preset(preset, num_players=num_players, num_hands=2, max_hands=5)
     for reward in ("equity", "chips"):
-        run(rules, mode=mode, reward=reward, steps=3 * (5 * num_players + 3), batch=1000)
+        tracker = run(rules, mode=mode, reward=reward, steps=3 * (5 * num_players + 3), batch=1000)
+        assert tracker.hands_seen > 2000 and tracker.spoils > 500
+        if mode == "game":
+            assert tracker.games_finished > 500 and tracker.spoils > tracker.capped_games + 500  # pools carried on
 
 
 @pytest.mark.parametrize("num_players", [4, 6])

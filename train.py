@@ -74,6 +74,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     from agents.policy import (
         CRITICS,
         ENCODINGS,
+        MAX_HIDDEN_LAYERS,
         CheckpointError,
         PolicyAgent,
         PolicyNet,
@@ -299,7 +300,10 @@ def check_args(args: Args) -> None:
     if args.num_games < sizes:
         raise ValueError(f"--num-games {args.num_games} is not allowed: it must be at least {sizes}, "
                          f"one game per table size {args.min_players}-{args.max_players}")
-    int_list("hidden", args.hidden, 1, MAX_HIDDEN)
+    layers = int_list("hidden", args.hidden, 1, MAX_HIDDEN)
+    if len(layers) > MAX_HIDDEN_LAYERS:  # a checkpoint of more is refused by every loader, this one's resume too
+        raise ValueError(f"{flag('hidden')} {args.hidden!r}: {len(layers)} layers are not allowed, give 1 to "
+                         f"{MAX_HIDDEN_LAYERS}")
     eval_sizes = int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
     if len(set(eval_sizes)) != len(eval_sizes):
         raise ValueError(f"{flag('eval_players')} {args.eval_players!r}: give distinct table sizes")

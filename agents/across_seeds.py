@@ -38,6 +38,7 @@ from spoilfive_env.cli import (
     run_command,
     save_figure,
 )
+from spoilfive_env.rules import is_integer
 
 from .evaluate import Z95
 
@@ -77,8 +78,16 @@ def read_report(path) -> dict:
 
 
 def _number(value) -> float:
-    """A figure of a report; ``null`` (nothing to measure it on) is ``nan``."""
-    return float("nan") if value is None else float(value)
+    """A figure of a report; ``null`` (nothing to measure it on) is ``nan``.
+
+    Raises:
+        TypeError: the figure is not a number (a hand-edited file), which :func:`figures_of` words.
+    """
+    if value is None:
+        return float("nan")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a figure is {value!r}, not a number")
+    return float(value)
 
 
 def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
@@ -98,6 +107,11 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
 
 def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
     lineup, paired = report["lineup"], report.get("paired")
+    for key in ("num_players", "seed", "deals"):  # grouped, ordered and summed: whole numbers only
+        if not is_integer(report[key]):
+            raise TypeError(f"its {key} is {report[key]!r}, not a whole number")
+    if not isinstance(lineup, list) or not all(isinstance(label, str) for label in lineup):
+        raise TypeError(f"its lineup is {lineup!r}, not a list of agent labels")
     in_lineup = [label for label in report["agents"] if label in names]
     as_rival = paired is not None and paired.get("rival") in names
     if len(in_lineup) + as_rival != 1:
@@ -146,8 +160,11 @@ def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
 
 
 def _spread(values) -> float:
-    """The standard deviation over the seeds (``nan`` for one seed)."""
-    return statistics.stdev(values) if len(values) > 1 else float("nan")
+    """The standard deviation over the seeds (``nan`` for one seed, or where a seed's figure is ``nan``:
+    a run with nothing to measure it on, whose report has ``null``)."""
+    if len(values) < 2 or not all(math.isfinite(value) for value in values):
+        return float("nan")  # statistics.stdev raises on nan (AttributeError), not answers it
+    return statistics.stdev(values)
 
 
 def _describe(opponents) -> str:

@@ -43,8 +43,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from spoilfive_env.cli import (
+    MAX_LEARNING_RATE,
+    MAX_SEED,
     ArgumentParser,
     exit_interrupted,
+    learning_rate,
     per_table_size,
     positive_float,
     positive_int,
@@ -218,9 +221,6 @@ searched decisions, at least one of which is held out to measure the fit on."""
 MAX_EPOCHS = 10_000
 """The most passes ``--epochs`` takes: far more than a fit needs (10 by default); a count past 2**63
 would end the fit in a traceback (its progress bar takes the count's length)."""
-MAX_LR = 1.0
-"""The largest ``--lr``: an Adam step moves each weight by about the learning rate, so above 1 the fit
-throws the network away (and far above it Adam's arithmetic overflows)."""
 MIN_TAU = 1e-6
 """The smallest ``--tau``, chips: at a millionth of a chip the targets are already the search's best
 action alone, and far smaller ones divide the values by zero in 32-bit floats (NaN targets)."""
@@ -253,13 +253,11 @@ def main(argv=None) -> int:
                         help=f"temperature of the targets, chips, at least {MIN_TAU:g} (default 0.1)")
     parser.add_argument("--epochs", type=positive_int, default=10,
                         help=f"passes over the decisions, 1 to {MAX_EPOCHS:,} (default 10)")
-    parser.add_argument("--lr", type=positive_float, default=1e-3,
-                        help=f"Adam's learning rate, above 0, at most {MAX_LR:g} (default 0.001)")
+    parser.add_argument("--lr", type=learning_rate, default=1e-3,
+                        help=f"Adam's learning rate, above 0, at most {MAX_LEARNING_RATE:g} (default 0.001)")
     args = parser.parse_args(argv)
     if args.epochs > MAX_EPOCHS:
         parser.error(f"--epochs {args.epochs} is not allowed: give at most {MAX_EPOCHS:,} passes")
-    if args.lr > MAX_LR:
-        parser.error(f"--lr {args.lr:g} is not allowed: give a learning rate above 0, at most {MAX_LR:g}")
     if args.tau < MIN_TAU:
         parser.error(f"--tau {args.tau:g} is not allowed: give a temperature of at least {MIN_TAU:g} chips")
     if not args.data.strip():
@@ -273,6 +271,9 @@ def main(argv=None) -> int:
         if why:
             parser.error(f"{flag} {place!r} cannot be written: {why}")
     players, deals = args.players, args.deals
+    if args.seed + len(players) - 1 > MAX_SEED:  # size i plays seed + i
+        parser.error(f"--seed {args.seed} is not allowed with {len(players)} table sizes: they would take seeds past "
+                     f"{MAX_SEED:,}; give at most {MAX_SEED - len(players) + 1:,}")
     samples = args.samples or EXPERTS[args.expert][1]
     if samples > MAX_SAMPLES:
         parser.error(f"--samples {samples}: give at most {MAX_SAMPLES:,} deals a decision")

@@ -67,6 +67,7 @@ from spoilfive_env.cli import (
     rule_option,
     run_command,
     seed_value,
+    table_size,
 )
 from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
@@ -679,7 +680,8 @@ def main(argv=None) -> int:
     parser = ArgumentParser(
         prog="python -m agents.evaluate",
         description="A Spoil Five tournament on duplicate deals with every seat rotation.")
-    parser.add_argument("--players", type=int, default=4, help=f"table size, {MIN_PLAYERS}-{MAX_PLAYERS} (default 4)")
+    parser.add_argument("--players", type=table_size, default=4,
+                        help=f"table size, {MIN_PLAYERS}-{MAX_PLAYERS} (default 4)")
     parser.add_argument("--agents", required=True,
                         help="comma-separated lineup by seat, e.g. 'spoiler,greedy' (a short lineup is "
                              "filled with its last agent); names, name:key=value specs or checkpoint paths")
@@ -704,8 +706,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.shards is not None and args.ray is None:
         parser.error("--shards is for --ray: add --ray [ADDRESS], or leave --shards out")
-    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-        parser.error(f"--players {args.players} is not allowed: Spoil Five takes {MIN_PLAYERS} to {MAX_PLAYERS}")
     if args.preset is not None and args.preset not in PRESETS:
         parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
     given = [key for key, _ in args.rule]

@@ -41,6 +41,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from spoilfive_env.cli import (
         ArgumentParser,
         exit_interrupted,
+        learning_rate,
         non_negative_float,
         positive_float,
         positive_int,
@@ -95,7 +96,7 @@ class Args:
 # Every number is checked as it is parsed (one line and exit 2 for a bad value).
 CHECKED_TYPES = {"num_players": table_size, "total_timesteps": positive_int, "num_envs": positive_int,
                  "num_steps": positive_int, "num_minibatches": positive_int, "update_epochs": positive_int,
-                 "seed": seed_value, "eval_deals": check_deal_count, "learning_rate": positive_float,
+                 "seed": seed_value, "eval_deals": check_deal_count, "learning_rate": learning_rate,
                  "gamma": unit_fraction, "gae_lambda": unit_fraction, "clip_coef": positive_float,
                  "ent_coef": non_negative_float, "vf_coef": non_negative_float, "max_grad_norm": positive_float}
 
@@ -109,6 +110,15 @@ MIN_MINIBATCH = 2
 ROLLOUT_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one decision of the rollout storage takes, with its flattened copy."""
 
+MAX_COEF = 1_000_000
+"""The largest --clip-coef, --ent-coef and --vf-coef, as train.py's: at a million the term already leaves the
+others nothing; far larger ones overflow the loss's float32 arithmetic (a traceback)."""
+
+MASKED_LOGIT = -1e9
+"""The logit of an illegal action: its probability is exactly 0 in float32, as at the lowest finite value,
+but the entropy's gradient through it (``--ent-coef`` over the minibatch size times this) stays finite: at
+the lowest finite value it overflowed to inf, then NaN, from --ent-coef 100 with small minibatches."""
+
 
 def check_args(parser: ArgumentParser, args: Args) -> None:
     """Refuse, in one line naming the flag, what would fail after the run has started (before
@@ -120,6 +130,9 @@ def check_args(parser: ArgumentParser, args: Args) -> None:
     if name != name.strip() or len(name) > MAX_NAME:
         parser.error(f"--exp-name {name!r} is not allowed: a name without spaces at either end, at most "
                      f"{MAX_NAME} characters (it names a folder)")
+    for name in ("clip_coef", "ent_coef", "vf_coef"):
+        if getattr(args, name) > MAX_COEF:
+            parser.error(f"--{name.replace('_', '-')} {getattr(args, name)} is not allowed: give at most {MAX_COEF:,}")
     batch = args.num_envs * args.num_steps
     if batch // args.num_minibatches < MIN_MINIBATCH:
         parser.error(f"--num-minibatches {args.num_minibatches} is not allowed with --num-envs {args.num_envs} "
@@ -168,7 +181,7 @@ def layer_init(layer, std=SQRT2, bias_const=0.0):
 
 
 class Agent(nn.Module):
-    """CleanRL's actor-critic with a masked categorical (illegal logits at the lowest finite value)."""
+    """CleanRL's actor-critic with a masked categorical (illegal logits at :data:`MASKED_LOGIT`)."""
 
     def __init__(self, obs_dim: int, num_actions: int):
         super().__init__()
@@ -181,7 +194,7 @@ class Agent(nn.Module):
         return self.critic(x)
 
     def get_action_and_value(self, x, mask, action=None):
-        logits = self.actor(x).masked_fill(~mask, torch.finfo(torch.float32).min)
+        logits = self.actor(x).masked_fill(~mask, MASKED_LOGIT)
         probs = torch.distributions.Categorical(logits=logits)
         if action is None:
             action = probs.sample()

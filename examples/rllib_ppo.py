@@ -43,8 +43,8 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         ArgumentParser,
         ctrl_c_held,
         exit_interrupted,
+        learning_rate,
         non_negative_int,
-        positive_float,
         positive_int,
         run_command,
         seed_value,
@@ -140,7 +140,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--batch-size", type=positive_int, default=8192, help="decisions per training iteration")
     parser.add_argument("--minibatch-size", type=positive_int, default=2048)
     parser.add_argument("--epochs", type=positive_int, default=4)
-    parser.add_argument("--lr", type=positive_float, default=3e-4)
+    parser.add_argument("--lr", type=learning_rate, default=3e-4)
     parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256], help="layer widths")
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--eval-deals", type=check_deal_count, default=500,

@@ -47,7 +47,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from spoilfive_env.cli import (
         ArgumentParser,
         exit_interrupted,
-        positive_float,
+        learning_rate,
         positive_int,
         run_command,
         seed_value,
@@ -92,7 +92,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--episodes", type=positive_int, default=64, help="hands collected per iteration")
     parser.add_argument("--epochs", type=positive_int, default=4, help="PPO epochs over each seat's data")
     parser.add_argument("--minibatch-size", type=positive_int, default=256)
-    parser.add_argument("--lr", type=positive_float, default=1e-3)
+    parser.add_argument("--lr", type=learning_rate, default=1e-3)
     parser.add_argument("--hidden", type=positive_int, default=256,
                         help=f"hidden layer width (at most {MAX_HIDDEN_WIDTH:,})")
     parser.add_argument("--seed", type=seed_value, default=0)

@@ -46,7 +46,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from spoilfive_env.cli import (
         ArgumentParser,
         exit_interrupted,
-        positive_float,
+        learning_rate,
         positive_int,
         run_command,
         seed_value,
@@ -91,7 +91,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="environment steps (decisions) per iteration")
     parser.add_argument("--epochs", type=positive_int, default=4)
     parser.add_argument("--minibatch-size", type=positive_int, default=512)
-    parser.add_argument("--lr", type=positive_float, default=3e-4)
+    parser.add_argument("--lr", type=learning_rate, default=3e-4)
     parser.add_argument("--hidden", type=positive_int, default=256,
                         help=f"hidden layer width (at most {MAX_HIDDEN_WIDTH:,})")
     parser.add_argument("--seed", type=seed_value, default=0)

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 from .cards import MAX_PLAYERS, MIN_PLAYERS
+from .rules import Rules
 
 BAD_USAGE = 2  # argparse's exit status for a bad command line
 
@@ -141,6 +142,21 @@ def positive_float(text: str) -> float:
     value = _finite(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a finite number above 0")
+    return value
+
+
+MAX_LEARNING_RATE = 1.0
+"""The largest learning rate :func:`learning_rate` takes, as ``train.py``'s and ``agents.distill``'s: an Adam
+step moves each weight by about the learning rate, so above 1 only diverges (from about 1e3 the first update
+leaves a network of NaN, and the next rollout ends in a traceback)."""
+
+
+def learning_rate(text: str) -> float:
+    """argparse ``type``: a learning rate, a finite number above 0 and at most :data:`MAX_LEARNING_RATE`."""
+    value = positive_float(text)
+    if value > MAX_LEARNING_RATE:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: give a learning rate above 0, at most "
+                                         f"{MAX_LEARNING_RATE:g}")
     return value
 
 
@@ -337,6 +353,9 @@ def rule_option(text: str) -> tuple[str, bool | int]:
         raise argparse.ArgumentTypeError(f"{text!r} must look like KEY=VALUE, e.g. jink_bonus=1")
     if key in OWN_FLAGS:  # options the commands take as flags of their own
         raise argparse.ArgumentTypeError(f"{text!r}: {key} has its own flag, {OWN_FLAGS[key]}")
+    takes = [name for name in Rules.option_names() if name not in OWN_FLAGS]
+    if key not in takes:
+        raise argparse.ArgumentTypeError(f"{text!r}: unknown rules option {key!r}; --rule takes {', '.join(takes)}")
     if value.lower() in ("true", "false"):
         return key, value.lower() == "true"
     try:

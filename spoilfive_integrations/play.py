@@ -318,6 +318,10 @@ def main(argv=None) -> int:
         rules["preset"] = args.preset
     if args.preset is not None and args.preset not in PRESETS:
         parser.error(f"--preset {args.preset!r} is not allowed: choose one of {', '.join(PRESETS)}")
+    cap = make_rules(num_players=args.players, preset=args.preset).max_hands  # no flag of this command sets it
+    if args.hands is not None and args.hands > cap:
+        parser.error(f"--hands {args.hands} is not allowed: give 1 to {cap} (a game stops after {cap} hands, "
+                     "its max_hands)")
     try:
         make_rules(num_players=args.players, **rules)
     except ValueError as error:  # what is left to check is the number of hands

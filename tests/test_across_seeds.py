@@ -145,6 +145,11 @@ CASES = [
     (["3p-1.json", "--agent", ""], ["--agent", "give the agent's label"]),
     (["3p-1.json", "--target", "nan"], ["--target", "give a finite number"]),
     (["3p-1.json", "--target", "two"], ["--target", "'two' is not a number"]),
+    (["players-text.json", "3p-2.json"], ["players-text.json is not a whole report", "num_players is '3'",
+                                          "not a whole number"]),
+    (["share-text.json"], ["share-text.json is not a whole report", "a figure is 'x', not a number"]),
+    (["lineup-text.json"], ["lineup-text.json is not a whole report", "lineup is 'greedy'",
+                            "not a list of agent labels"]),
 ]
 
 
@@ -157,6 +162,13 @@ def test_bad_files_and_values_are_refused_in_one_line(runs, tmp_path, monkeypatc
     other_rules = json.loads(json_text(plain[3, 2]))
     other_rules["rules"]["jink_bonus"] = 1
     written(tmp_path, "3p-2-jink1.json", other_rules)
+    written(tmp_path, "3p-2.json", plain[3, 2])
+    for name, edit in [("players-text.json", lambda report: report.update(num_players="3")),
+                       ("share-text.json", lambda report: report["agents"]["greedy"].update(pool_share="x")),
+                       ("lineup-text.json", lambda report: report.update(lineup="greedy"))]:
+        edited = json.loads(json_text(plain[3, 1]))
+        edit(edited)
+        written(tmp_path, name, edited)
     (tmp_path / "not-json.json").write_text("{'seed': 1")
     (tmp_path / "not-a-report.json").write_text('{"seed": 1}')
     with pytest.raises(SystemExit) as stopped:
@@ -173,6 +185,21 @@ def test_one_seed_has_no_spread_to_show(runs):
     assert math.isnan(group["share_spread"])
     assert "standard deviation" not in format_pooled([group])
     assert "standard deviation over the seeds" in format_pooled(pool_seeds([plain[3, 1], plain[3, 2]]))
+
+
+def test_a_seed_with_no_pool_won_pools_to_nan_not_a_traceback(runs, tmp_path, capsys):
+    # A short run may see every pool spoiled: the report's pool share is null (python -m agents.evaluate
+    # --players 6 --deals 1 --seed 2 --agents greedy,random), and statistics.stdev raised on the nan.
+    plain, _ = runs
+    unmeasured = json.loads(json_text(plain[3, 1]))
+    unmeasured["agents"]["greedy"].update(pool_share=None, pool_share_ci95=None)
+    paths = [written(tmp_path, "3p-1.json", unmeasured), written(tmp_path, "3p-2.json", plain[3, 2])]
+    (group,) = pool_seeds([unmeasured, plain[3, 2]])
+    assert math.isnan(group["share_spread"]) and math.isnan(group["share_above_fair"])
+    assert main([*paths, "--target", "2"]) == 0
+    assert "standard deviation over the seeds nan points" in capsys.readouterr().out
+    assert main([*paths, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["share_spread"] is None
 
 
 def test_a_report_with_a_figure_missing_is_refused_in_its_words(runs):

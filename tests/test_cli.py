@@ -119,6 +119,7 @@ TRAIN_CHECKED = [
     ("learning_rate", 0.0, "--learning-rate 0.0 is not allowed: it must be above 0, at most 1"),
     ("league", "self=1,self=2", "--league 'self=1,self=2': self is given more than once"),
     ("runs_dir", " ", "--runs-dir ' ' is empty"),
+    ("hidden", ",".join(["16"] * 17), "17 layers are not allowed, give 1 to 16"),
 ]
 
 
@@ -127,13 +128,14 @@ def test_train_refuses_values_its_arithmetic_cannot_hold_a_repeated_league_kind_
                                                                                                      value, says):
     """--clip-coef 1e308 ended the first update in a traceback; --ent-coef, --vf-coef and --learning-rate
     1e308 trained a network of NaN and exited 0; a repeated --league kind kept its last weight; --runs-dir ' '
-    made a folder named ' '."""
+    made a folder named ' '; --hidden of 17 layers trained a run whose checkpoints no loader takes (nor --resume)."""
     with pytest.raises(ValueError, match=re.escape(says)):
         train.check_args(dataclasses.replace(train.Args(), **{name: value}))
 
 
 def test_train_takes_the_largest_allowed_values(train):
     train.check_args(dataclasses.replace(train.Args(), learning_rate=1.0, clip_coef=1e6, ent_coef=1e6, vf_coef=1e6))
+    train.check_args(dataclasses.replace(train.Args(), hidden=",".join(["16"] * 16)))  # what a checkpoint may hold
 
 
 def test_train_refuses_a_runs_dir_it_cannot_write_in_its_own_words(train, tmp_path, capsys):
@@ -157,12 +159,15 @@ EVALUATE_SUBPROCESS = [
     (["--agents", "random", "--deals", "0"], ["--deals", "at least 1"]),
     (["--agents", "random", "--rule", "jink_bonus=abc"], ["--rule", "jink_bonus=abc", "whole number or true/false"]),
     (["--agents", "nobody"], ["--agents", "unknown agent 'nobody'", "greedy"]),
-    (["--agents", "random", "--players", "1"], ["--players 1", "2 to 10"]),
+    (["--agents", "random", "--players", "1"], ["--players", "'1' is not allowed", "2 to 10"]),
 ]
 EVALUATE_CASES = [
     (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
-    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "unknown rules option(s) no_such_rule",
-                                                          "known options are allow_jink"]),
+    (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "unknown rules option 'no_such_rule'",
+                                                          "--rule takes allow_jink, ante, conceal_ace_penalty, "
+                                                          "dealer_ante, jink_bonus, max_hands, num_hands, "
+                                                          "partnerships, spoil_ante, starting_chips"]),
+    (["--agents", "random", "--players", "3,3"], ["--players", "'3,3'", "a whole number"]),
     (["--agents", "random", "--rule", "jink_bonus"], ["--rule", "KEY=VALUE"]),
     (["--agents", "random", "--rule", "num_players=3"], ["--rule", "num_players has its own flag, --players"]),
     (["--agents", "random", "--rule", "preset=1"], ["--rule", "preset has its own flag, --preset"]),
@@ -170,7 +175,7 @@ EVALUATE_CASES = [
     (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
     (["--agents", ","], ["--agents", "at least one"]),
     (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
-    (["--agents", "random", "--players", "11"], ["--players 11", "2 to 10"]),
+    (["--agents", "random", "--players", "11"], ["--players", "'11' is not allowed", "2 to 10"]),
     (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
     (["--agents", "random", "--seed", "-3"], ["--seed", "a seed from 0 to 4,294,967,295"]),
     (["--agents", "random", "--deals", "99999999999999999999"], ["--deals", "at most 1,000,000"]),
@@ -236,6 +241,9 @@ PLAY_CASES = [
     (["--seat", "-1"], ["--seat"]), (["--opponents", "nobody"], ["--opponents", "unknown agent"]),
     (["--players", "3", "--opponents", "random,greedy,spoiler"], ["--opponents", "2 other seats"]),
     (["--hands", "0"], ["--hands"]), (["--preset", "casino"], ["--preset", "default, hoyle"]),
+    # past the rules' max_hands: the refusal named max_hands=50, which no flag here sets, and said 1 to 32767
+    (["--hands", "51"], ["--hands 51 is not allowed: give 1 to 50"]),
+    (["--hands", "99999", "--preset", "hoyle"], ["--hands 99999 is not allowed: give 1 to 50"]),
     (["--seed", "x"], ["--seed", "whole number"]),
     (["--players", "4", "--opponents", "random,,greedy"], ["--opponents 'random,,greedy': an empty item"]),
 ]

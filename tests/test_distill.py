@@ -119,8 +119,12 @@ def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys
     # values the fit cannot hold: a traceback (--epochs, --lr) or a checkpoint of NaN (--lr, --tau), after the search
     (["--out", "x.pt", "--players", "3", "--deals", "2", "--epochs", "99999999999999999999"],
      "--epochs 99999999999999999999 is not allowed: give at most 10,000"),
-    (["--out", "x.pt", "--players", "3", "--deals", "2", "--lr", "1e308"], "--lr 1e+308 is not allowed: give a "
+    (["--out", "x.pt", "--players", "3", "--deals", "2", "--lr", "1e308"], "--lr: '1e308' is not allowed: give a "
                                                                            "learning rate above 0, at most 1"),
+    # size i plays seed + i: the last size's seed must be one the engine takes too
+    (["--out", "x.pt", "--players", "2,3", "--seed", "4294967295"], "--seed 4294967295 is not allowed with 2 table "
+                                                                     "sizes: they would take seeds past 4,294,967,295; "
+                                                                     "give at most 4,294,967,294"),
     (["--out", "x.pt", "--players", "3", "--deals", "2", "--tau", "1e-320"], "is not allowed: give a temperature "
                                                                              "of at least 1e-06 chips"),
 ])

@@ -33,6 +33,10 @@ CASES = [
     ("cleanrl_ppo", ["--gae-lambda", "nan"], "--gae-lambda"),
     ("cleanrl_ppo", ["--clip-coef", "0"], "--clip-coef"),
     ("cleanrl_ppo", ["--ent-coef", "-0.1"], "--ent-coef"),
+    ("cleanrl_ppo", ["--learning-rate", "1e308"], "'1e308' is not allowed: give a learning rate above 0, at most 1"),
+    ("cleanrl_ppo", ["--clip-coef", "1e308"], "--clip-coef 1e+308 is not allowed: give at most 1,000,000"),
+    ("cleanrl_ppo", ["--ent-coef", "1000001"], "--ent-coef 1000001.0 is not allowed: give at most 1,000,000"),
+    ("cleanrl_ppo", ["--vf-coef", "1e308"], "--vf-coef 1e+308 is not allowed: give at most 1,000,000"),
     ("cleanrl_ppo", ["--vf-coef", "abc"], "--vf-coef"),
     ("cleanrl_ppo", ["--max-grad-norm", "inf"], "--max-grad-norm"),
     ("cleanrl_ppo", ["--total-timesteps", "abc"], "--total-timesteps"),
@@ -49,9 +53,11 @@ CASES = [
     ("tianshou_ppo", ["--episodes", HUGE], "--episodes"),
     ("tianshou_ppo", ["--minibatch-size", "1"], "--minibatch-size"),
     ("tianshou_ppo", ["--lr", "0"], "--lr"),
+    ("tianshou_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
     ("torchrl_ppo", ["--hidden", "1000000000"], "--hidden"),
     ("torchrl_ppo", ["--frames-per-batch", HUGE], "--frames-per-batch"),
     ("torchrl_ppo", ["--lr", "nan"], "--lr"),
+    ("torchrl_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
     ("rllib_ppo", ["--address", "127.0.0.1:1"], "--address"),
     ("rllib_ppo", ["--address", "no-port-here"], "--address"),
     ("rllib_ppo", ["--num-games", HUGE], "--num-games"),
@@ -62,6 +68,7 @@ CASES = [
     ("rllib_ppo", ["--num-env-runners", "3"], "--num-env-runners"),
     ("rllib_ppo", ["--hidden", "32", "1000000000"], "--hidden"),
     ("rllib_ppo", ["--lr", "-1"], "--lr"),
+    ("rllib_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
 ]
 
 _loaded: dict[str, object] = {}
@@ -93,6 +100,19 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, f
     assert len(lines) == 1 and ": error: " in lines[0] and flag in lines[0], error
     assert "Traceback" not in error
     assert not any(tmp_path.iterdir())  # no runs/ folder, no TensorBoard file
+
+
+def test_cleanrl_takes_the_largest_coefficients_with_the_smallest_minibatches(tmp_path, monkeypatch, capsys):
+    """--ent-coef 100 over minibatches of 16 ended the first update in a traceback (the entropy's gradient
+    through an illegal action's logit, at float32's lowest value, overflowed to NaN); --clip-coef, --ent-coef
+    and --learning-rate 1e308 too, where they are now refused (and --lr 1e308 of tianshou and torchrl)."""
+    module = example("cleanrl_ppo")
+    monkeypatch.chdir(tmp_path)
+    argv = ["--total-timesteps", "64", "--num-envs", "4", "--num-steps", "8", "--num-minibatches", "2",
+            "--eval-deals", "0", "--no-track-tensorboard", "--learning-rate", "1"]
+    for coefficient in ("--ent-coef", "--clip-coef", "--vf-coef"):
+        assert module.main([*argv, coefficient, str(module.MAX_COEF)]) == 0
+        assert "episodic_return" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------- Ctrl-C

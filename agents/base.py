@@ -78,7 +78,7 @@ class Agent:
             raise ValueError("act() takes one AEC observation: a dict with 'observation' and 'action_mask' "
                              f"(what env.observe(agent) returns), got {got}")
         obs = _numbers(observation["observation"], "act()", "an observation")
-        mask = np.asarray(observation["action_mask"])
+        mask = _mask_array(observation["action_mask"], "act()")
         if obs.shape != (OBS_DIM,) or mask.shape != (NUM_ACTIONS,):
             raise ValueError(f"act() needs an observation of {OBS_DIM} numbers and a mask of {NUM_ACTIONS}, "
                              f"got {obs.shape} and {mask.shape}")
@@ -112,7 +112,7 @@ def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
     observation's hand does not hold, or a rob, claim or jink outside that phase (except in a finished
     game's row, where the core allows everything)."""
     observations = _numbers(observations, "act_batch", "observations")
-    masks = np.asarray(masks)
+    masks = _mask_array(masks, "act_batch")
     if observations.ndim != 2 or observations.shape[1] != OBS_DIM or masks.shape != (len(observations), NUM_ACTIONS):
         raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
                          f"got {observations.shape} and {masks.shape}")
@@ -150,6 +150,15 @@ def _numbers(values, where: str, what: str) -> np.ndarray:
             got = f"dtype {raw.dtype}" + (f", such as {raw.reshape(-1)[0].item()!r:.40}" if raw.size else "")
         raise ValueError(f"{where} needs {what} of numbers (float32, as the env's observe() gives), got {got}")
     return raw.astype(np.float32, copy=False)
+
+
+def _mask_array(masks, where: str) -> np.ndarray:
+    """``masks`` as an array, or a ``ValueError`` for a ragged nested sequence (NumPy's own names no argument)."""
+    try:
+        return np.asarray(masks)
+    except ValueError:
+        raise ValueError(f"{where} needs masks of {NUM_ACTIONS} 0/1 or True/False values a row, got a ragged "
+                         f"nested sequence {masks!r:.60}") from None
 
 
 def _is_zero_or_one(value) -> bool:

@@ -449,9 +449,10 @@ class SpoilFiveCore:
             return np.zeros(0, np.int64)
         if where.dtype.kind not in "iu" or where.ndim > 1:
             raise refused(_describe_array(where))
+        outside = (where < 0) | (where >= self.batch_size)
+        if outside.any():  # named as given (before int64, where a huge unsigned index reads -1)
+            raise refused(f"game indices {where[outside].reshape(-1)[:5].tolist()}")
         where = where.astype(np.int64).reshape(-1)
-        if where.min() < 0 or where.max() >= self.batch_size:
-            raise refused(f"game indices {where[(where < 0) | (where >= self.batch_size)][:5].tolist()}")
         ordered = np.sort(where)
         repeated = ordered[1:][ordered[1:] == ordered[:-1]]
         if len(repeated):  # two deals into one game would mix their cards

@@ -88,10 +88,11 @@ from .cards import (
     STRENGTH,
     TRICKS_TO_WIN,
     TRUMP,
+    card_str,
 )
 from .core import PHASE_DONE, PHASE_PLAY, PHASE_ROB, STATE_FIELDS, SpoilFiveCore
 from .dealing import deal_uniform, needs_exact_deal
-from .observation import CHIP_SCALE, OBS_DIM, SLICES
+from .observation import CHIP_SCALE, OBS_DIM, SLICES, as_float32
 from .rules import Rules
 
 __all__ = ["Information", "games_from_information", "read_information", "sample_hidden"]
@@ -151,7 +152,7 @@ def read_information(observations: np.ndarray) -> Information:
     sizes, or show what no game can (a card both held and played, a trump that is not the
     turn-up's suit, more cards or tricks than were dealt or played).
     """
-    obs = np.asarray(observations, dtype=np.float32)
+    obs = as_float32(observations, "observations")
     if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
         raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
     B = len(obs)
@@ -404,6 +405,30 @@ def _deal_unknown(unknown, slots, forbidden, rng):
     return ok, filled
 
 
+def _checked_discards(discards, info: Information, holders: np.ndarray) -> np.ndarray:
+    """``discards`` as ``(B,)`` int64, or a ``ValueError``: each one a card index 0-51 or -1, and where
+    another seat robbed, not a card that ``holders`` puts in a hand or that was played."""
+    B = len(info.phase)
+    given = np.asarray(discards)
+    if given.dtype.kind not in "iu" or given.size != B:
+        raise ValueError(f"discards must be card indices 0-51 (-1: unknown, or nobody robbed), one per row ({B},), "
+                         f"got {given.dtype} of shape {given.shape}")
+    given = given.reshape(B)
+    outside = (given < -1) | (given >= NUM_CARDS)
+    if outside.any():  # (before int64, where a huge unsigned value reads -1)
+        raise ValueError(f"discards must be card indices 0-51 or -1, got {given[outside][:5].tolist()}")
+    given = given.astype(np.int64)
+    card = np.maximum(given, 0)
+    rows = np.arange(B)
+    used = (info.robber >= 0) & (info.own_discard < 0) & (given >= 0)
+    in_play = used & ((holders[rows, card] >= 0) | (info.played_by[rows, card] >= 0))
+    if in_play.any():
+        row = int(np.flatnonzero(in_play)[0])
+        raise ValueError(f"row {row}: the robber's discard {card_str(int(card[row]))} is in a hand or played "
+                         "(a discard is out of play)")
+    return given
+
+
 def games_from_information(observations, holders, discards=None, rules: Rules | None = None, *,
                            mode: str = "hand", reward: str = "equity") -> SpoilFiveCore:
     """A core of ``B`` games, each the observed game with the given hidden hands.
@@ -426,7 +451,8 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
 
     Raises:
         ValueError: the hidden hands contradict the observation (the viewer's hand, a
-            played card held, the wrong number of cards in a hand).
+            played card held, the wrong number of cards in a hand), or a discard is not a
+            card index 0-51 or -1, or is a card in a hand or played.
     """
     info = _as_information(observations)
     rules = _rules_for(info, rules)
@@ -451,9 +477,8 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
     if len(bad):
         raise ValueError(f"row {bad[0]}: each seat must hold and have played {HAND_SIZE} cards in all, "
                          f"got {counts[bad[0]].tolist()}")
-    if discards is None:
-        discards = np.full(B, -1, np.int8)
-    discards = np.where(info.own_discard >= 0, info.own_discard, np.asarray(discards).reshape(B))
+    discards = np.full(B, -1, np.int8) if discards is None else _checked_discards(discards, info, holders)
+    discards = np.where(info.own_discard >= 0, info.own_discard, discards)
     discards = np.where(info.robber >= 0, discards, -1).astype(np.int8)
 
     core = SpoilFiveCore(B, rules=rules, mode=mode, reward=reward, deal=False)

@@ -128,6 +128,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if not self._dealt:
             raise ValueError(f"{method}() before reset(): call reset() to deal the first hand")
 
+    def _require_agents(self, method: str):
+        """Refuse ``method`` once every agent has stepped out of the finished episode (``step(None)``
+        each): nobody is left to act or to report on (PettingZoo's own code would raise ``KeyError``)."""
+        if not self.agents:  # (none before the first reset either)
+            self._require_reset(method)
+            raise ValueError(f"{method}() after every agent has left the finished episode: call reset() "
+                             "to start the next one")
+
     def _parse_options(self, options: dict) -> dict:
         if not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict of reset options ({', '.join(RESET_OPTIONS)}), "
@@ -182,7 +190,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return card_index(card_str(card))
 
     def step(self, action):
-        self._require_reset("step")
+        self._require_agents("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -225,7 +233,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.agent_selection = self.possible_agents[int(core.current[0])]
 
     def last(self, observe: bool = True):
-        self._require_reset("last")
+        self._require_agents("last")
         return super().last(observe)
 
     def observe(self, agent):
@@ -253,9 +261,43 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         pass
 
 
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper, refusing in :class:`raw_env`'s words: ``step``, ``observe``,
+    ``render`` and ``last`` before the first reset, and ``last`` once every agent has left the finished
+    episode, raise ``ValueError`` saying what to do (PettingZoo's own checks raise ``AssertionError``,
+    ``AttributeError`` or ``KeyError``), and a refused ``reset`` leaves the wrapper as it was too."""
+
+    def reset(self, seed=None, options=None):
+        flags = self._has_reset, self._has_updated
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:  # (a bad seed or option: the env is unchanged, and so is the wrapper)
+            self._has_reset, self._has_updated = flags
+            raise
+
+    def step(self, action):
+        if self._has_reset:
+            super().step(action)
+        else:
+            self.env.step(action)  # raw_env's refusal: no hand is dealt yet
+
+    def observe(self, agent):
+        return super().observe(agent) if self._has_reset else self.env.observe(agent)
+
+    def render(self):
+        return super().render() if self._has_reset else self.env.render()
+
+    def last(self, observe: bool = True):
+        return self.env.last(observe)  # what AECEnv.last reads through the wrapper, with raw_env's checks
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's own wrapper shows itself
+
+
 def env(num_players: int = 4, render_mode: str | None = None, mode: str = "hand", reward: str = "equity",
-        **rules) -> wrappers.OrderEnforcingWrapper:
-    """The Spoil Five AEC environment (:class:`raw_env`) inside PettingZoo's order-enforcing wrapper.
+        **rules) -> OrderEnforcing:
+    """The Spoil Five AEC environment (:class:`raw_env`) inside PettingZoo's order-enforcing wrapper
+    (:class:`OrderEnforcing`, which refuses calls out of order with a ``ValueError``).
 
     Args:
         num_players: 2 to 10 (a Python or NumPy integer).
@@ -267,7 +309,7 @@ def env(num_players: int = 4, render_mode: str | None = None, mode: str = "hand"
     Raises:
         ValueError: a bad argument, naming it and what is allowed.
     """
-    return wrappers.OrderEnforcingWrapper(
+    return OrderEnforcing(
         raw_env(num_players=num_players, render_mode=render_mode, mode=mode, reward=reward, **rules))
 
 

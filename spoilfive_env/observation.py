@@ -250,6 +250,16 @@ _backend = LazyBackend("SPOILFIVE_OBSERVATION", numpy_observation, "spoilfive_en
                        "build_observation")  # chosen at the first observation: the environment is read then
 
 
+def as_float32(values, what: str) -> np.ndarray:
+    """``values`` as a float32 array, or a ``ValueError`` naming ``what`` when they are not numbers
+    (objects, text, ragged lists: NumPy's own error would be a ``TypeError`` or name no argument)."""
+    try:
+        return np.asarray(values, dtype=np.float32)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{what} must be numbers (float32, as observe() gives them), got {values!r:.60} "
+                         f"({error})") from None
+
+
 def decode_observation(observation: np.ndarray) -> dict:
     """Turn one observation vector back into a readable dict (seats relative to the viewer).
 
@@ -259,7 +269,7 @@ def decode_observation(observation: np.ndarray) -> dict:
     >>> view["num_players"], len(view["hand"]), view["phase"]
     (4, 5, 'play')
     """
-    vec = np.asarray(observation, dtype=np.float32)
+    vec = as_float32(observation, "an observation")
     if vec.shape != (OBS_DIM,):
         raise ValueError(f"an observation has shape ({OBS_DIM},), got {vec.shape}")
 

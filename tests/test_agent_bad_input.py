@@ -145,6 +145,19 @@ def test_an_observation_that_is_not_numbers_is_refused(name, observation, says):
     assert state(agent) == before
 
 
+@pytest.mark.parametrize("name", ["random", "greedy"])
+def test_a_ragged_mask_is_refused_in_words(name):
+    """It was NumPy's "setting an array element with a sequence", naming neither the mask nor what it must be."""
+    agent = load_agent(name, seed=1)
+    one = aec_observation()
+    before = state(agent)
+    with pytest.raises(ValueError, match=r"^act\(\) needs masks of 107 0/1 or True/False values a row, got a ragged"):
+        agent.act({"observation": one["observation"], "action_mask": [[1]] * (NUM_ACTIONS - 1) + [1]})
+    with pytest.raises(ValueError, match=r"^act_batch needs masks of 107 0/1 .* got a ragged nested sequence"):
+        agent.act_batch(np.stack([one["observation"]] * 2), [one["action_mask"].tolist(), [1]])
+    assert state(agent) == before
+
+
 def test_a_negative_zero_is_a_zero():
     one = aec_observation(7)
     signed = np.where(one["observation"] == 0, np.float32(-0.0), one["observation"])

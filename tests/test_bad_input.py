@@ -508,6 +508,67 @@ def test_the_raw_env_refuses_to_play_before_its_first_reset(call):
     assert game.observe("player_0")["action_mask"].shape == (game.action_space("player_0").n,)
 
 
+def finished_env(wrapped: bool):
+    """A 3-player table whose hand is over and whose every agent has stepped out (``step(None)`` each)."""
+    from spoilfive_env import raw_env
+
+    game = env(num_players=3) if wrapped else raw_env(num_players=3)
+    game.reset(seed=2)
+    while not game.terminations[game.agent_selection]:
+        game.step(int(np.flatnonzero(game.observe(game.agent_selection)["action_mask"])[0]))
+    while game.agents:
+        game.step(None)
+    return game
+
+
+@pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
+def test_last_and_step_after_every_agent_has_left_are_refused_in_words(wrapped):
+    """They were PettingZoo's KeyError 'player_0' (step: the raw env; the wrapper only warns, as PettingZoo does)."""
+    game = finished_env(wrapped)
+    before = env_snapshot(game)
+    with pytest.raises(ValueError, match=r"^last\(\) after every agent has left the finished episode: call reset\(\)"):
+        game.last()
+    if not wrapped:
+        for action in (0, None):
+            with pytest.raises(ValueError, match=r"^step\(\) after every agent has left the finished episode"):
+                game.step(action)
+    assert_same_state(before, env_snapshot(game))
+    assert game.observe("player_1")["observation"].shape == (OBS_DIM,)  # observing the end is still allowed
+    game.reset(seed=3)
+    assert game.last()[0]["action_mask"].shape == (game.action_space("player_0").n,)
+
+
+@pytest.mark.parametrize("render_mode", [None, "ansi", "human"])
+def test_the_wrapped_env_refuses_calls_before_its_first_reset_in_words_even_after_a_refused_one(render_mode):
+    """PettingZoo's wrapper raised AssertionError (step, observe, render) or AttributeError (last) before the
+    first reset, and once a first reset was refused it let step() through as a warning that did nothing."""
+    game = env(num_players=3, render_mode=render_mode)
+    for refused_reset in (False, True):
+        if refused_reset:
+            with pytest.raises(ValueError, match="'pool' must be a whole number"):
+                game.reset(seed=1, options={"pool": -1})
+        for call, arguments in (("step", (0,)), ("observe", ("player_0",)), ("last", ())):
+            with pytest.raises(ValueError, match=rf"^{call}\(\) before reset\(\): call reset\(\)"):
+                getattr(game, call)(*arguments)
+        if render_mode is None:
+            with pytest.warns(UserWarning, match="render\\(\\) called without a render_mode"):
+                assert game.render() is None  # warned, as after a reset
+        else:
+            with pytest.raises(ValueError, match=r"^render\(\) before reset\(\): call reset\(\)"):
+                game.render()
+    game.reset(seed=1)
+    assert game.last()[0]["observation"].shape == (OBS_DIM,)
+    assert str(game) == "spoil_five_v0"
+
+
+def test_a_huge_unsigned_game_index_is_named_as_given_not_wrapped_to_minus_one():
+    core = played_core()
+    before = core_snapshot(core)
+    with pytest.raises(ValueError, match=r"game indices 0-2, got game indices \[18446744073709551615\]$"):
+        core.reset(np.array([2**64 - 1], np.uint64))
+    assert_same_state(before, core_snapshot(core))
+
+
 def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
     game = played_env(mode="game")
     before = env_snapshot(game)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from agents.base import sample_legal
+from spoilfive_env.actions import DECLINE_ROB, ROB_FIRST
 from spoilfive_env.cards import (
     ACE,
     ACE_OF_TRUMPS,
@@ -23,10 +24,11 @@ from spoilfive_env.cards import (
     STRENGTH,
     TRUMP,
     card_index,
+    card_str,
 )
 from spoilfive_env.core import PHASE_ROB, SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
-from spoilfive_env.observation import SLICES
+from spoilfive_env.observation import OBS_DIM, SLICES, decode_observation
 from spoilfive_env.rules import Rules
 
 CONFIGS = [Rules(num_players=n) for n in range(2, 11)] + [
@@ -237,6 +239,49 @@ def test_sample_hidden_refuses_what_is_not_a_generator_or_rules():
         sample_hidden(observations, None)  # was AttributeError
     with pytest.raises(ValueError, match="rules must be a spoilfive_env.rules.Rules .* got str"):
         sample_hidden(observations, np.random.default_rng(0), rules="default")
+
+
+def robbed_by_another_seat():
+    """One observation of a seat that saw another seat rob, sampled hidden hands and discard, and the true discard."""
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=3)
+    rob = np.arange(ROB_FIRST, DECLINE_ROB)
+    for _ in range(3):
+        masks = core.legal_mask()
+        robbing = masks[:, rob].any(axis=1)
+        core.step(np.where(robbing, ROB_FIRST + masks[:, rob].argmax(axis=1), masks.argmax(axis=1)))
+    game = int(np.flatnonzero(core.robber >= 0)[0])
+    viewer = (int(core.robber[game]) + 1) % 4
+    observation = core.subset([game]).observe(np.array([viewer]))
+    holders, discards = sample_hidden(observation, np.random.default_rng(1))
+    return observation, holders, discards
+
+
+def test_games_from_information_refuses_a_discard_that_is_not_a_card_out_of_play():
+    """A discard of 300 was stored as 44 (int8), 1.7 as 1, a card in a hand as the discard too, text was NumPy's
+    DTypePromotionError and two discards for one row NumPy's reshape error."""
+    observation, holders, discards = robbed_by_another_seat()
+    held = int(np.flatnonzero(holders[0] >= 0)[0])
+    for bad, says in ((np.array([300]), r"discards must be card indices 0-51 or -1, got \[300\]"),
+                      (np.array([-5]), r"got \[-5\]"),
+                      (np.array([2**64 - 1], np.uint64), r"got \[18446744073709551615\]"),
+                      (np.array([1.7]), r"discards must be card indices 0-51 .* one per row \(1,\), got float64"),
+                      (np.array([True]), "got bool"), ("x", "got <U1"),
+                      (np.array([1, 2]), r"got int64 of shape \(2,\)"),
+                      (np.array([held]), rf"row 0: the robber's discard {card_str(held)} is in a hand or played")):
+        with pytest.raises(ValueError, match=says):
+            games_from_information(observation, holders, bad)
+    built = games_from_information(observation, holders, discards)
+    assert int(built.discard[0]) == int(discards[0]) >= 0
+    assert int(games_from_information(observation, holders, np.int64(-1)).discard[0]) == -1  # unknown
+
+
+def test_observations_that_are_not_numbers_are_refused_in_words():
+    """Objects were NumPy's TypeError; text and ragged lists NumPy's ValueError, naming no argument."""
+    for bad in (np.array([object()] * OBS_DIM), ["x"] * OBS_DIM, [[1.0], [1.0, 2.0]]):
+        with pytest.raises(ValueError, match=r"^an observation must be numbers \(float32, as observe\(\) gives them\)"):
+            decode_observation(bad)
+        with pytest.raises(ValueError, match=r"^observations must be numbers \(float32, as observe\(\) gives them\)"):
+            sample_hidden([bad], np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("rules", CONFIGS[:3] + CONFIGS[9:11], ids=lambda r: f"n{r.num_players}"

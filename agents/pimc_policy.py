@@ -158,6 +158,27 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"belief_draws={belief_draws!r} is not allowed: it must be a whole number from 1 to "
                              f"{MAX_BELIEF_DRAWS} (deals drawn for each one the search keeps)")
         self.belief_draws = int(belief_draws)
+        # The numbers first: refused before any file is read (building a network draws from torch's generator).
+        self.prior = _weight("prior", prior)
+        if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, (int, np.integer)) \
+                or not 0 <= exact_tricks <= MAX_EXACT_TRICKS:
+            raise ValueError(f"exact_tricks={exact_tricks!r} is not allowed: it must be an integer "
+                             f"from 0 to {MAX_EXACT_TRICKS}")
+        self.exact_tricks = int(exact_tricks)
+        if isinstance(search_from_trick, bool) or not isinstance(search_from_trick, (int, np.integer)) \
+                or not 1 <= search_from_trick <= TRICKS:
+            raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
+                             f"integer from 1 to {TRICKS}")
+        self.search_from_trick = int(search_from_trick)
+        self.win_weight = _weight("win_weight", win_weight)
+        self.loss_weight = _weight("loss_weight", loss_weight)
+        self.jink_confidence = _checked_number(
+            "jink_confidence", jink_confidence,
+            "a number from 0 to 1 (the least share of sampled deals in which a jink must succeed)", high=1)
+        if not is_integer(inner_samples) or not 0 <= inner_samples <= MAX_SAMPLES:
+            raise ValueError(f"inner_samples={inner_samples!r} is not allowed: it must be a whole number from 0 "
+                             f"(the policy plays the searcher's later turns) to {MAX_SAMPLES:,}")
+        self.inner_samples = int(inner_samples)
         if belief is None or belief == "none":
             self.belief = None
         elif isinstance(belief, TrumpCountBelief):
@@ -180,28 +201,8 @@ class PolicyPIMCAgent(PIMCAgent):
             except (ValueError, OSError) as error:
                 raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}, or "
                                  f"a policy checkpoint (a shipped name or a path) that plays them ({error})") from None
-        self.prior = _weight("prior", prior)
-        if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, (int, np.integer)) \
-                or not 0 <= exact_tricks <= MAX_EXACT_TRICKS:
-            raise ValueError(f"exact_tricks={exact_tricks!r} is not allowed: it must be an integer "
-                             f"from 0 to {MAX_EXACT_TRICKS}")
-        self.exact_tricks = int(exact_tricks)
-        if isinstance(search_from_trick, bool) or not isinstance(search_from_trick, (int, np.integer)) \
-                or not 1 <= search_from_trick <= TRICKS:
-            raise ValueError(f"search_from_trick={search_from_trick!r} is not allowed: it must be an "
-                             f"integer from 1 to {TRICKS}")
-        self.search_from_trick = int(search_from_trick)
-        self.win_weight = _weight("win_weight", win_weight)
-        self.loss_weight = _weight("loss_weight", loss_weight)
-        self.jink_confidence = _checked_number(
-            "jink_confidence", jink_confidence,
-            "a number from 0 to 1 (the least share of sampled deals in which a jink must succeed)", high=1)
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{self.others}"
         self._policy = self._policy_actions
-        if not is_integer(inner_samples) or not 0 <= inner_samples <= MAX_SAMPLES:
-            raise ValueError(f"inner_samples={inner_samples!r} is not allowed: it must be a whole number from 0 "
-                             f"(the policy plays the searcher's later turns) to {MAX_SAMPLES:,}")
-        self.inner_samples = int(inner_samples)
         self._inner = None  # the search of the searcher's next turn in the rollouts
         if self.inner_samples:
             inner_others = self.others if self._others_net is None else self._others_net

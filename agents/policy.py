@@ -54,7 +54,7 @@ import numpy as np
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
 from spoilfive_env.cli import written_whole
-from spoilfive_env.core import physical_memory
+from spoilfive_env.core import checked_seed, physical_memory
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
 
@@ -629,6 +629,9 @@ class PolicyAgent(Agent):
 
 def resolve_checkpoint(name_or_path) -> Path:
     """A checkpoint path, or a shipped name such as ``"ppo"`` -> ``agents/checkpoints/ppo.pt``."""
+    if not isinstance(name_or_path, (str, os.PathLike)) or not os.fspath(name_or_path).strip():
+        raise CheckpointError(f"a checkpoint is a path or the name of one shipped in agents/checkpoints "
+                              f"({', '.join(shipped_checkpoints()) or 'none'}), got {name_or_path!r}")
     path = Path(name_or_path)
     if path.suffix == ".pt" or path.exists() or os.sep in str(name_or_path):
         return path
@@ -638,8 +641,9 @@ def resolve_checkpoint(name_or_path) -> Path:
 def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
     """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file, a ``greedy``
-    that is not a bool and a device this machine has not (before reading the file)."""
+    that is not a bool, a seed that is not one and a device this machine has not (before reading the file)."""
     greedy, device = checked_greedy(greedy), checked_device(device)
+    checked_seed(seed)
     path = resolve_checkpoint(path)
     net, data = load_checkpoint(path, map_location=device)  # no such file: says which are shipped
     name = path.stem if path.parent == CHECKPOINT_DIR else str(path)

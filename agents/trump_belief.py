@@ -49,7 +49,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from spoilfive_env.cards import IS_TRUMP
+from spoilfive_env.cards import IS_TRUMP, MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import (
     MAX_SEED,
     ArgumentParser,
@@ -66,10 +66,11 @@ from spoilfive_env.cli import (
 )
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_VERSION
-from spoilfive_env.rules import Rules
+from spoilfive_env.rules import Rules, is_integer
 
 from . import CHECKPOINT_DIR, load_agent
 from .pimc import draw_deals
+from .policy import MAX_HIDDEN_WIDTH
 
 BELIEF_DIR = CHECKPOINT_DIR / "beliefs"
 """Where shipped beliefs live (apart from the policies, so no policy name lists them)."""
@@ -206,16 +207,38 @@ def load_belief(name_or_path) -> TrumpCountBelief:
     if data.get("sampler_deals") != SAMPLER_DEALS:
         raise ValueError(f"{path} was trained on the counts of {data.get('sampler_deals')!r} drawn deals; "
                          f"this spoilfive reads {SAMPLER_DEALS}")
+    states, hidden = data.get("nets", {}), data.get("hidden", HIDDEN)
+    if not isinstance(states, dict) or not states:
+        raise ValueError(f"{path} holds no network: its nets entry must map table sizes to state dicts, "
+                         f"got {type(states).__name__} {'(empty)' if isinstance(states, dict) else ''}".rstrip())
+    if not is_integer(hidden) or not 1 <= hidden <= MAX_HIDDEN_WIDTH:
+        raise ValueError(f"{path}: its hidden entry must be a layer width from 1 to {MAX_HIDDEN_WIDTH}, got {hidden!r}")
+    sizes = {}
+    for size, state in states.items():  # every check before any network is built (no torch draw, no memory)
+        players = int(size) if is_integer(size) or (isinstance(size, str) and size.isdecimal()) else None
+        if players is None or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise ValueError(f"{path}: its nets entry must map table sizes ({MIN_PLAYERS} to {MAX_PLAYERS}) to "
+                             f"networks, got the key {size!r}")
+        if not isinstance(state, dict) or not all(
+                isinstance(key, str) and isinstance(value, torch.Tensor) for key, value in state.items()):
+            raise ValueError(f"{path}: the network for {players} players must map parameter names to tensors, "
+                             f"got {type(state).__name__}")
+        with torch.device("meta"):
+            shapes = TrumpCountNet(players, int(hidden)).state_dict()
+        expected = {key: tuple(value.shape) for key, value in shapes.items()}
+        found = {key: tuple(value.shape) for key, value in state.items()}
+        if found != expected:
+            wrong = [f"{key} {found.get(key, 'missing')} (expected {expected.get(key, 'none')})"
+                     for key in dict.fromkeys([*expected, *found]) if found.get(key) != expected.get(key)]
+            raise ValueError(f"{path}: the network for {players} players does not fit its header (hidden={hidden}): "
+                             + "; ".join(wrong[:3]))
+        if not all(bool(torch.isfinite(value).all()) for value in state.values() if value.is_floating_point()):
+            raise ValueError(f"{path}: the network for {players} players holds NaN or infinite weights")
+        sizes[players] = state
     nets = {}
-    for size, state in data.get("nets", {}).items():
-        net = TrumpCountNet(int(size), hidden=int(data.get("hidden", HIDDEN)))
-        try:
-            net.load_state_dict(state)
-        except (RuntimeError, TypeError) as error:
-            raise ValueError(f"{path}: the network for {size} players does not fit: {error}") from None
-        nets[int(size)] = net
-    if not nets:
-        raise ValueError(f"{path} holds no network")
+    for players, state in sizes.items():
+        nets[players] = TrumpCountNet(players, hidden=int(hidden))
+        nets[players].load_state_dict(state)
     return TrumpCountBelief(nets, name=path.stem)
 
 

@@ -96,12 +96,15 @@ def agent_seed(seed: int, index: int) -> int:
 
 
 def _is_agent_object(spec) -> bool:
-    return not isinstance(spec, (str, os.PathLike)) and hasattr(spec, "act_batch")
+    return not isinstance(spec, (str, os.PathLike, type)) and hasattr(spec, "act_batch")
 
 
 def _load(spec, position: str):
     if _is_agent_object(spec):
         return spec
+    if isinstance(spec, type):  # a class has act_batch too, unbound: a TypeError at the first move
+        raise ValueError(f"{position}={spec!r} is a class, not an opponent: give an agent object (an instance, "
+                         f"{spec.__name__}(...)), a registry name or a checkpoint path")
     if not isinstance(spec, (str, os.PathLike)):
         raise ValueError(
             f"{position}={spec!r} is not an opponent: give a registry name, a checkpoint path or "

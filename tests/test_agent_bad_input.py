@@ -297,3 +297,25 @@ def test_bind_refuses_what_is_not_the_rules(name):
 def test_a_folder_given_as_an_agent_is_called_a_folder(tmp_path):
     with pytest.raises(ValueError, match="is a folder: give a checkpoint's .pt file"):
         load_agent(str(tmp_path))
+
+
+@pytest.mark.parametrize("spec, options, says", [
+    # each read the file and built the network (a draw from torch's generator) before the seed was refused
+    ("ppo", {"seed": -1}, "seed must be a whole number 0 or more, or None, got -1"),
+    ("ppo", {"seed": 1.5}, "got 1.5"),
+    # each built the policy's network first, then refused the number
+    ("pimc_ppo:prior=-1", {}, "prior=-1 is not allowed"),
+    ("pimc_ppo:inner_samples=-1", {}, "inner_samples=-1 is not allowed"),
+    ("best:jink_confidence=2", {}, "jink_confidence=2 is not allowed"),  # and best loaded its belief before it
+    # was "bad options for agent 'pimc_ppo': expected str, bytes or os.PathLike object, not int"
+    ("pimc_ppo:policy=3", {}, r"a checkpoint is a path or the name of one shipped in agents/checkpoints \(.*ppo.*\), "
+                              "got 3$"),
+    ("pimc_ppo:policy=true", {}, "got True$"),
+    ("pimc_ppo:policy=", {}, "got ''$"),  # was "no checkpoint file at ."
+], ids=repr)
+def test_a_refused_agent_leaves_torch_s_generator_as_it_was(spec, options, says):
+    torch = pytest.importorskip("torch")
+    before = torch.get_rng_state()
+    with pytest.raises(ValueError, match=says):
+        load_agent(spec, **options)
+    assert torch.equal(torch.get_rng_state(), before)

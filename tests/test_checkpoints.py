@@ -166,3 +166,45 @@ def test_network_too_large_names_a_layer_too_wide_or_a_net_too_big_for_memory():
     memory = physical_memory()
     if memory is not None and memory < 100 * 2**30:
         assert network_too_large(huge).startswith("the actor and the critic with Adam's state need about 1")
+
+
+def _belief_data():
+    from agents.trump_belief import TrumpCountNet
+
+    state = TrumpCountNet(3, hidden=8).state_dict()
+    return {"hidden": 8, "nets": {"3": state}}, state
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    # each was an AttributeError, a bare int() ValueError or torch's RuntimeError, not what a belief file holds
+    (lambda data, state: data.update(nets=[state]), "holds no network: its nets entry must map table sizes to "
+                                                    "state dicts, got list"),
+    (lambda data, state: data.update(nets={"x": state}), r"map table sizes \(2 to 10\) to networks, got the key 'x'"),
+    (lambda data, state: data.update(nets={"1": state}), "got the key '1'"),
+    (lambda data, state: data.update(nets={"-2": state}), "got the key '-2'"),
+    (lambda data, state: data.update(hidden="x"), "its hidden entry must be a layer width from 1 to 16384, got 'x'"),
+    # a few bytes claiming a network of terabytes: was built (and filled) before its weights were compared
+    (lambda data, state: data.update(hidden=10**6), "from 1 to 16384, got 1000000"),
+    (lambda data, state: data.update(hidden=16), r"for 3 players does not fit its header \(hidden=16\): "
+                                                 r"mlp.0.weight \(8, 980\) \(expected \(16, 980\)\)"),
+    (lambda data, state: data.update(nets={"3": [state]}), "for 3 players must map parameter names to tensors"),
+    # was loaded, and the search then drew its deals by NaN weights
+    (lambda data, state: state.update({name: torch.full_like(value, float("nan")) for name, value in state.items()}),
+     "the network for 3 players holds NaN or infinite weights"),
+], ids=["nets list", "size x", "size 1", "size -2", "hidden x", "hidden huge", "hidden other", "state list", "nan"])
+def test_a_belief_file_that_does_not_fit_says_why_before_building_anything(tmp_path, edit, words):
+    from agents.trump_belief import FORMAT, FORMAT_VERSION, SAMPLER_DEALS, load_belief
+    from spoilfive_env.observation import OBS_DIM, OBSERVATION_VERSION
+
+    data, state = _belief_data()
+    data.update(format=FORMAT, format_version=FORMAT_VERSION, observation_version=OBSERVATION_VERSION,
+                obs_dim=OBS_DIM, sampler_deals=SAMPLER_DEALS)
+    edit(data, state)
+    path = tmp_path / "belief.pt"
+    torch.save(data, path)
+    before = torch.get_rng_state()
+    with pytest.raises(ValueError, match=words):
+        load_belief(str(path))
+    with pytest.raises(ValueError, match=f"belief='{path}' is not allowed: .*" + words):
+        load_agent(f"pimc_ppo:samples=2:belief={path}")
+    assert torch.equal(torch.get_rng_state(), before)  # no network built, not even to be thrown away

@@ -492,6 +492,10 @@ BAD_ARGUMENTS = [
     ({"opponents": ["random", "nobody", "random"]}, r"opponents\[1\]='nobody' cannot be loaded: unknown agent"),
     ({"opponents": 42}, r"opponents=42 is not an opponent: give a registry name, a checkpoint path or an agent object"),
     ({"opponents": "missing/model.pt"}, r"opponents='missing/model.pt' cannot be loaded: checkpoint .* does not exist"),
+    ({"opponents": SeatRecorder},  # a class has act_batch too, unbound: it failed at the first move, a TypeError
+     r"opponents=<class .*SeatRecorder'> is a class, not an opponent: give an agent object \(an instance, "
+     r"SeatRecorder\(...\)\), a registry name or a checkpoint path"),
+    ({"opponents": ["random", "random", SeatRecorder]}, r"opponents\[2\]=<class .*SeatRecorder'> is a class"),
     ({"seat": 4}, r"seat=4 is not allowed: give a seat 0-3, or None"),
     ({"seat": -1}, r"seat=-1 is not allowed"),
     ({"seat": True}, r"seat=True is not allowed"),

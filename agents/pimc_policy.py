@@ -62,7 +62,7 @@ from .baselines import core_rule_actions
 from .pimc import MAX_SAMPLES, PIMCAgent, action_values, draw_deals, exact_action_values
 
 try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line and exit 130, as later on
-    from .policy import PolicyAgent, load_policy_agent
+    from .policy import PolicyAgent, load_policy_agent, torch_generator_kept_on_error
     from .trump_belief import TrumpCountBelief, load_belief, trump_counts
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported (load_agent, a program of its own): the Ctrl-C is the importer's
@@ -179,28 +179,30 @@ class PolicyPIMCAgent(PIMCAgent):
             raise ValueError(f"inner_samples={inner_samples!r} is not allowed: it must be a whole number from 0 "
                              f"(the policy plays the searcher's later turns) to {MAX_SAMPLES:,}")
         self.inner_samples = int(inner_samples)
-        if belief is None or belief == "none":
-            self.belief = None
-        elif isinstance(belief, TrumpCountBelief):
-            self.belief = belief
-        elif isinstance(belief, str):
-            try:
-                self.belief = load_belief(belief)
-            except ValueError as error:
-                raise ValueError(f"belief={belief!r} is not allowed: {error}") from None
-        else:
-            raise ValueError(f"belief={belief!r} is not allowed: give none, a shipped belief's name or a path")
-        self.policy = policy if isinstance(policy, PolicyAgent) else load_policy_agent(policy)
-        self.others = others
-        self._others_net = None  # a network that plays the other seats
-        if isinstance(others, PolicyAgent):
-            self._others_net, self.others = others, others.name
-        elif others not in OTHERS:
-            try:
-                self._others_net = load_policy_agent(others)
-            except (ValueError, OSError) as error:
-                raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}, or "
-                                 f"a policy checkpoint (a shipped name or a path) that plays them ({error})") from None
+        with torch_generator_kept_on_error():  # a refusal after one file was loaded changes nothing
+            if belief is None or belief == "none":
+                self.belief = None
+            elif isinstance(belief, TrumpCountBelief):
+                self.belief = belief
+            elif isinstance(belief, str):
+                try:
+                    self.belief = load_belief(belief)
+                except ValueError as error:
+                    raise ValueError(f"belief={belief!r} is not allowed: {error}") from None
+            else:
+                raise ValueError(f"belief={belief!r} is not allowed: give none, a shipped belief's name or a path")
+            self.policy = policy if isinstance(policy, PolicyAgent) else load_policy_agent(policy)
+            self.others = others
+            self._others_net = None  # a network that plays the other seats
+            if isinstance(others, PolicyAgent):
+                self._others_net, self.others = others, others.name
+            elif others not in OTHERS:
+                try:
+                    self._others_net = load_policy_agent(others)
+                except (ValueError, OSError) as error:
+                    raise ValueError(f"others={others!r} is not allowed: choose one of {', '.join(OTHERS)}, "
+                                     "or a policy checkpoint (a shipped name or a path) that plays them "
+                                     f"({error})") from None
         self.rollout = self.policy.name if others == "policy" else f"{self.policy.name}+{self.others}"
         self._policy = self._policy_actions
         self._inner = None  # the search of the searcher's next turn in the rollouts

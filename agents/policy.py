@@ -638,6 +638,18 @@ def resolve_checkpoint(name_or_path) -> Path:
     return CHECKPOINT_DIR / f"{name_or_path}.pt"
 
 
+@contextlib.contextmanager
+def torch_generator_kept_on_error():
+    """Puts torch's global generator back if the block raises: building a network draws from it, so a spec
+    refused after one file was loaded (a good belief, then a missing policy) would otherwise change it."""
+    state = torch.get_rng_state()
+    try:
+        yield
+    except BaseException:
+        torch.set_rng_state(state)
+        raise
+
+
 def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
     """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file, a ``greedy``

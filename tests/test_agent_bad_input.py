@@ -312,6 +312,9 @@ def test_a_folder_given_as_an_agent_is_called_a_folder(tmp_path):
                               "got 3$"),
     ("pimc_ppo:policy=true", {}, "got True$"),
     ("pimc_ppo:policy=", {}, "got ''$"),  # was "no checkpoint file at ."
+    # a file loaded (the belief, the policy) before another was refused: its network's draws are undone
+    ("pimc_ppo:belief=trump_counts:policy=missing.pt", {}, "no checkpoint file at missing.pt"),
+    ("pimc_ppo:others=missing.pt", {}, "others='missing.pt' is not allowed"),
 ], ids=repr)
 def test_a_refused_agent_leaves_torch_s_generator_as_it_was(spec, options, says):
     torch = pytest.importorskip("torch")

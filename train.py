@@ -575,7 +575,7 @@ def main(argv=None) -> dict:
             fail(f"--resume: no checkpoint at {checkpoint_path} (run name {run_name!r}; "
                  "give the run's --run-name, or its --exp-name and --seed)")
         try:
-            _, resumed = load_checkpoint(checkpoint_path)
+            saved_net, resumed = load_checkpoint(checkpoint_path)
         except CheckpointError as error:
             fail(f"--resume: {error}")
         if "optimizer" not in resumed or not isinstance(resumed.get("args"), dict):
@@ -589,12 +589,32 @@ def main(argv=None) -> dict:
             check_args(args)
         except ValueError as error:
             fail(f"--resume: {error}")
+        network = {"hidden": ",".join(map(str, saved_net.hidden)), "critic": saved_net.critic_kind,
+                   "encoding": saved_net.encoding}
+        given_shape = {"hidden": ",".join(map(str, int_list("hidden", args.hidden, 1, MAX_HIDDEN))),
+                       "critic": args.critic, "encoding": args.encoding}
+        for name, value in network.items():  # an edited or mixed-up file: its arguments name another network
+            if given_shape[name] != value:
+                fail(f"--resume: {checkpoint_path} does not fit its own arguments: they give {flag(name)} "
+                     f"{getattr(args, name)}, its network has {flag(name)} {value}")
         progress.update(resumed["progress"])
         if progress["decisions"] >= args.total_decisions:
             fail(f"--resume: the run already has {progress['decisions']:,} decisions, and --total-decisions is "
                  f"{args.total_decisions:,} in all: give a larger --total-decisions to train on")
     elif checkpoint_path.exists():
         fail(f"{run_dir} already holds a run: pass --resume to continue it, or --run-name/--seed for a new one")
+    elif (run_dir / "agent.pt").exists():  # a new run would overwrite it, its table and its summary
+        fail(f"{run_dir} already holds a run's agent.pt (without its checkpoint.pt, so it cannot be resumed): "
+             "give --run-name/--seed for a new run, or move the folder aside")
+    csv_path = run_dir / "progress.csv"
+    kept = []  # the rows of a resumed run up to its checkpoint (those logged after it are dropped)
+    if resumed is not None and csv_path.exists():
+        try:
+            with open(csv_path) as f:
+                kept = [r for r in csv.DictReader(f) if int(r["iteration"]) <= progress["iteration"]]
+        except (OSError, ValueError, KeyError, TypeError, csv.Error) as error:
+            fail(f"--resume: {csv_path} is not a progress table train.py wrote ({type(error).__name__}: {error}): "
+                 "move it aside to resume with a new one")
     initial = None  # --init-from: the network a new run starts from
     if args.init_from and resumed is None:  # a resumed run has its own weights
         try:
@@ -664,17 +684,12 @@ def main(argv=None) -> dict:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" +
                         "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
         (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    csv_path = run_dir / "progress.csv"
     eval_sizes = int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)  # checked in check_args
     csv_fields = (["iteration", "decisions", "trained", "seconds", "decisions_per_s", "trained_per_s",
                    "learning_rate", "value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac",
                    "explained_variance", "hands", "self_spoil_rate"]
                   + [f"equity_vs_{k}" for k in TABLE_KINDS[1:]]
                   + [f"eval_{n}p_{m}" for n in eval_sizes for m in ("share", "share_ci", "equity", "equity_ci")])
-    kept = []
-    if csv_path.exists():  # a resumed run drops the rows logged after its checkpoint
-        with open(csv_path) as f:
-            kept = [r for r in csv.DictReader(f) if int(r["iteration"]) <= progress["iteration"]]
     with open(csv_path, "w", newline="") as f:
         table = csv.DictWriter(f, csv_fields, extrasaction="ignore")
         table.writeheader()

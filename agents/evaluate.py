@@ -74,7 +74,7 @@ from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import BEST, load_agent
 from .base import Agent, distinct_entries, stream_seed
-from .sharding import BLOCK_DEALS, block_seed, connect, run_on_ray
+from .sharding import BLOCK_DEALS, block_seed, check_shards, connect, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
@@ -508,6 +508,9 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     Example (training's periodic check against a table of spoilers):
         ``evaluate([my_agent, "spoiler"], num_players=4, deals=500, seed=1)["agents"]``
     """
+    if rules is not None and not isinstance(rules, Rules):
+        raise ValueError(f"rules={rules!r} is not allowed: give a Rules (spoilfive_env.rules.make_rules), or None "
+                         "and the rules options as keywords")
     if rules is None:
         rules = make_rules(num_players=num_players, **rule_options)
     elif rule_options:
@@ -516,6 +519,9 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         raise ValueError(f"rules are for {rules.num_players} players, not {num_players}")
     if not (is_integer(deals) and 1 <= deals <= MAX_DEALS):
         raise ValueError(f"deals={deals!r} is not allowed: it must be a whole number from 1 to {MAX_DEALS:,}")
+    if not (is_integer(seed) and seed >= 0):  # not truncated (1.5 would play seed 1) nor left to NumPy's words
+        raise ValueError(f"seed={seed!r} is not allowed: it must be a whole number of at least 0")
+    check_shards(shards)
     if isinstance(agents, (str, Agent)):
         agents = [agents]
     if not (is_integer(batch_size) and batch_size >= 1):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from spoilfive_env.cli import (
     seed_value,
     table_sizes,
 )
+from spoilfive_env.rules import is_integer
 
 from . import BEST
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
@@ -164,13 +166,20 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
     Raises:
         ValueError: fewer than two distinct agents, a bad spec, or a bad table size.
     """
-    names = list(dict.fromkeys(a.strip() for a in agents if a.strip()))
+    given = [agents] if isinstance(agents, str) else list(agents)  # a string is one spec, not its letters
+    odd = [a for a in given if not isinstance(a, str)]
+    if odd:
+        raise ValueError(f"agent {odd[0]!r} is not allowed: the leaderboard takes agent specs (names, "
+                         "name:key=value specs, checkpoint paths)")
+    names = list(dict.fromkeys(a.strip() for a in given if a.strip()))
     if len(names) < 2:
         raise ValueError(f"a leaderboard needs at least two different agents, got {agents!r}")
-    sizes = list(dict.fromkeys(int(n) for n in players))
-    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    sizes = [] if isinstance(players, str) or not isinstance(players, Iterable) else list(dict.fromkeys(players))
+    bad = [n for n in sizes if not (is_integer(n) and MIN_PLAYERS <= n <= MAX_PLAYERS)]
     if not sizes or bad:
-        raise ValueError(f"table sizes {bad or players!r} are not allowed: give sizes {MIN_PLAYERS}-{MAX_PLAYERS}")
+        raise ValueError(f"table sizes {bad or players!r} are not allowed: give a list of whole numbers "
+                         f"{MIN_PLAYERS}-{MAX_PLAYERS}")
+    sizes = [int(n) for n in sizes]
     started = time.perf_counter()
     options = {} if ray is None or ray is False else {"ray": ray}
     board, unfinished = {}, None

@@ -149,6 +149,12 @@ def _play_shard(specs, lineup, rules, hands, turnups, dealers, seed, first_block
                            seed=seed, first_block=first_block)
 
 
+def check_shards(shards) -> None:
+    """``shards`` of :func:`run_on_ray` (and of :func:`agents.evaluate.evaluate`): ``None`` or a positive integer."""
+    if shards is not None and not (is_integer(shards) and shards >= 1):
+        raise ValueError(f"shards={shards!r} is not allowed: it must be a positive integer (or None: one per CPU)")
+
+
 def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, *,
                address: str | bool | None = LOCAL, shards: int | None = None, progress: str | None = None) -> dict:
     """Play a whole tournament as Ray tasks and return the merged per-game outcome arrays.
@@ -168,8 +174,7 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         What :func:`agents.evaluate.play_tournament` returns for all the deals, identical
         to a single-process run whatever ``shards`` is.
     """
-    if shards is not None and not (is_integer(shards) and shards >= 1):
-        raise ValueError(f"shards={shards!r} is not allowed: it must be a positive integer (or None: one per CPU)")
+    check_shards(shards)
     ray = connect(address)
     blocks = num_blocks(len(turnups))
     if shards is None:

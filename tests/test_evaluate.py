@@ -86,6 +86,20 @@ def test_bad_arguments_raise_value_error():
         evaluate(["greedy", "nobody"], 4, deals=10)
 
 
+@pytest.mark.parametrize("odd, says", [
+    ({"seed": -1}, "seed=-1 is not allowed: it must be a whole number of at least 0"),
+    ({"seed": 1.5}, "seed=1.5 is not allowed"),  # was played as seed 1
+    ({"seed": True}, "seed=True is not allowed"),
+    ({"seed": None}, "seed=None is not allowed"),
+    ({"rules": {"num_players": 3}}, "rules=.* is not allowed: give a Rules"),
+    ({"shards": 0}, "shards=0 is not allowed"),  # was ignored without ray
+    ({"shards": "2"}, "shards='2' is not allowed"),
+])
+def test_odd_seed_rules_and_shards_are_refused_in_words(odd, says):
+    with pytest.raises(ValueError, match=says):
+        evaluate(["greedy", "random"], 3, deals=2, **odd)
+
+
 def test_agent_objects_and_rules_options():
     agent = load_agent("spoiler")
     report = evaluate([agent, "greedy"], 3, deals=50, seed=0, jink_bonus=1)

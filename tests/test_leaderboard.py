@@ -234,6 +234,20 @@ def test_bad_calls_of_the_function():
         leaderboard(["greedy", "random"], players=(11,), deals=5)
 
 
+@pytest.mark.parametrize("agents, players, says", [
+    ("greedy,random", (3,), "at least two different agents, got 'greedy,random'"),  # not the letters g, r, e...
+    (["greedy", object()], (3,), "agent <object .* is not allowed: the leaderboard takes agent specs"),
+    (["greedy", "random"], (3.5,), r"table sizes \[3.5\] are not allowed"),  # was played at 3
+    (["greedy", "random"], 3, "table sizes 3 are not allowed: give a list of whole numbers 2-10"),
+    (["greedy", "random"], "3,4", "table sizes '3,4' are not allowed"),
+    (["greedy", "random"], (True,), r"table sizes \[True\] are not allowed"),
+])
+def test_odd_agents_and_table_sizes_are_refused_in_words_before_any_play(agents, players, says, monkeypatch):
+    monkeypatch.setattr("agents.leaderboard.evaluate", lambda *args, **kwargs: pytest.fail("a tournament was played"))
+    with pytest.raises(ValueError, match=says):
+        leaderboard(agents, players, deals=2)
+
+
 def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
     """``--ray [ADDRESS]`` reaches every tournament as evaluate's ``ray=`` (whose sharding gives the
     same figures as one process: tests/test_ray.py); without it no tournament is told of Ray."""

@@ -457,6 +457,39 @@ def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
                                                                      fresh.state_dict().values()))
 
 
+def test_a_run_folder_that_does_not_fit_is_refused_in_one_line_and_left_as_it_was(tmp_path, capsys):
+    train = load_train_module()
+    new = ["--runs-dir", str(tmp_path), "--run-name", "run", "--total-decisions", "2000", "--num-games", "16",
+           "--min-players", "3", "--max-players", "4", "--hidden", "32", "--eval-every", "0", "--eval-players", "3",
+           "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"]
+    resume = ["--runs-dir", str(tmp_path), "--run-name", "run", "--resume", "--total-decisions", "4000"]
+    train.main(new)
+    run = tmp_path / "run"
+
+    def refused(argv, words):
+        before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            train.main(argv)
+        error = capsys.readouterr().err
+        assert stop.value.code == 2 and error.count("\n") == 1 and words in error, error
+        assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before  # nothing lost
+
+    table, checkpoint = (run / "progress.csv").read_bytes(), (run / "checkpoint.pt").read_bytes()
+    for damaged in (table + b"garbage,row\n", b"\xe9\xff" * 50):
+        (run / "progress.csv").write_bytes(damaged)
+        refused(resume, "progress.csv is not a progress table train.py wrote")
+    (run / "progress.csv").write_bytes(table)
+    data = torch.load(run / "checkpoint.pt", weights_only=True)
+    data["args"]["hidden"] = "64"  # an edited file: its arguments describe another network than its weights
+    torch.save(data, run / "checkpoint.pt")
+    refused(resume, "does not fit its own arguments: they give --hidden 64, its network has --hidden 32")
+    (run / "checkpoint.pt").unlink()  # the agent kept, its larger resumable checkpoint deleted
+    refused(new, "already holds a run's agent.pt")
+    (run / "checkpoint.pt").write_bytes(checkpoint)
+    refused(new, "already holds a run: pass --resume")
+
+
 def test_policy_agent_log_probs_are_its_distribution_over_the_legal_actions():
     agent = load_agent("ppo-20min")
     observations, masks = batch_of_observations()

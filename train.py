@@ -85,7 +85,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     )
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
-    from spoilfive_env.cli import ArgumentParser, json_text, unwritable
+    from spoilfive_env.cli import MAX_COEF, MAX_LEARNING_RATE, ArgumentParser, json_text, unwritable
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
@@ -210,10 +210,6 @@ PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's 
 CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
 MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
 MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
-MAX_LEARNING_RATE = 1.0  # an Adam step moves each weight by about the learning rate: above 1 only diverges
-# The largest --clip-coef, --ent-coef and --vf-coef: at a million the term already leaves the others nothing (or
-# clips nothing); far larger ones overflow the loss's 32-bit arithmetic (a traceback, or a network of NaN).
-MAX_COEF = 1_000_000
 # (smallest, largest) allowed value of each numeric option; None: no bound on that side.
 RANGES = {
     "seed": (0, MAX_SEED), "learning_rate": (0.0, MAX_LEARNING_RATE), "torch_threads": (0, os.cpu_count() or 1),

@@ -39,6 +39,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from agents.evaluate import check_against_baselines, check_deal_count
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cli import (
+        MAX_COEF,
         ArgumentParser,
         exit_interrupted,
         learning_rate,
@@ -109,10 +110,6 @@ MIN_MINIBATCH = 2
 
 ROLLOUT_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one decision of the rollout storage takes, with its flattened copy."""
-
-MAX_COEF = 1_000_000
-"""The largest --clip-coef, --ent-coef and --vf-coef, as train.py's: at a million the term already leaves the
-others nothing; far larger ones overflow the loss's float32 arithmetic (a traceback)."""
 
 MASKED_LOGIT = -1e9
 """The logit of an illegal action: its probability is exactly 0 in float32, as at the lowest finite value,

@@ -146,9 +146,13 @@ def positive_float(text: str) -> float:
 
 
 MAX_LEARNING_RATE = 1.0
-"""The largest learning rate :func:`learning_rate` takes, as ``train.py``'s and ``agents.distill``'s: an Adam
-step moves each weight by about the learning rate, so above 1 only diverges (from about 1e3 the first update
-leaves a network of NaN, and the next rollout ends in a traceback)."""
+"""The largest learning rate a trainer takes (:func:`learning_rate`, ``train.py``, ``agents.distill``, the
+examples): an Adam step moves each weight by about the learning rate, so above 1 only diverges (from about 1e3
+the first update leaves a network of NaN, and the next rollout ends in a traceback)."""
+MAX_COEF = 1_000_000
+"""The largest clip, entropy and value coefficient a PPO trainer takes (``train.py``, the CleanRL example): at a
+million the term already leaves the others nothing (or clips nothing); far larger ones overflow the loss's
+32-bit arithmetic (a traceback, or a network of NaN)."""
 
 
 def learning_rate(text: str) -> float:

@@ -435,26 +435,14 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
                               + ". Retrain with `python train.py` or use a spoilfive release that matches.")
     config = _network_config(path, data.get("model"))
     state_dict = data.get("state_dict")
-    if not isinstance(state_dict, dict) or not all(
-            isinstance(key, str) and isinstance(value, torch.Tensor) for key, value in state_dict.items()):
+    if not is_state_dict(state_dict):
         raise CheckpointError(f"{path}: its state_dict entry must map parameter names to tensors, "
                               f"got {type(state_dict).__name__}")
-    # Compare the weights' shapes with the network the header describes before building it: a
-    # small file claiming a huge network is refused without allocating anything.
-    with torch.device("meta"):
-        expected = {name: tuple(value.shape) for name, value in PolicyNet(**config).state_dict().items()}
-    found = {name: tuple(value.shape) for name, value in state_dict.items()}
-    if found != expected:
-        missing = sorted(set(expected) - set(found))
-        unexpected = sorted(set(found) - set(expected))
-        misshapen = [f"{name} {found[name]} (expected {expected[name]})"
-                     for name in expected if name in found and found[name] != expected[name]]
-        details = ([f"missing {', '.join(missing[:3])}"] if missing else []) + \
-            ([f"unexpected {', '.join(unexpected[:3])}"] if unexpected else []) + misshapen[:3]
+    details = weights_misfit(state_dict, lambda: PolicyNet(**config))
+    if details:
         raise CheckpointError(f"{path}: the weights do not fit the network its header describes ({config}): "
                               + "; ".join(details))
-    broken = [name for name, value in state_dict.items()
-              if value.is_floating_point() and not bool(torch.isfinite(value).all())]
+    broken = non_finite_weights(state_dict)
     if broken:  # refused now, not at the first act
         raise CheckpointError(f"{path}: its weights hold NaN or infinite values ({', '.join(broken[:3])}"
                               f"{', ...' if len(broken) > 3 else ''}): a diverged run? Use an earlier checkpoint")
@@ -464,6 +452,33 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     except (TypeError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"{path}: the weights do not fit the network it describes ({config}): {error}") from None
     return net, data
+
+
+def is_state_dict(value) -> bool:
+    """Whether ``value`` maps parameter names to tensors, as a module's ``state_dict()`` does."""
+    return isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, torch.Tensor) for key, item in value.items())
+
+
+def weights_misfit(state_dict: dict, build_network) -> list[str]:
+    """How the weights ``state_dict`` differ from those of the network ``build_network()`` makes: the names
+    missing, unexpected and misshapen, a few of each; empty where they fit. The network is built on the meta
+    device, so a small file that claims a huge network is answered without allocating anything."""
+    with torch.device("meta"):
+        expected = {name: tuple(value.shape) for name, value in build_network().state_dict().items()}
+    found = {name: tuple(value.shape) for name, value in state_dict.items()}
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    misshapen = [f"{name} {found[name]} (expected {expected[name]})"
+                 for name in expected if name in found and found[name] != expected[name]]
+    return (([f"missing {', '.join(missing[:3])}"] if missing else [])
+            + ([f"unexpected {', '.join(unexpected[:3])}"] if unexpected else []) + misshapen[:3])
+
+
+def non_finite_weights(state_dict: dict) -> list[str]:
+    """The names of the floating-point weights in ``state_dict`` that hold NaN or an infinity."""
+    return [name for name, value in state_dict.items()
+            if value.is_floating_point() and not bool(torch.isfinite(value).all())]
 
 
 def _unreadable_reason(error: Exception) -> str:

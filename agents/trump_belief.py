@@ -70,7 +70,7 @@ from spoilfive_env.rules import Rules, is_integer
 
 from . import CHECKPOINT_DIR, load_agent
 from .pimc import draw_deals
-from .policy import MAX_HIDDEN_WIDTH
+from .policy import MAX_HIDDEN_WIDTH, is_state_dict, non_finite_weights, weights_misfit
 
 BELIEF_DIR = CHECKPOINT_DIR / "beliefs"
 """Where shipped beliefs live (apart from the policies, so no policy name lists them)."""
@@ -219,20 +219,14 @@ def load_belief(name_or_path) -> TrumpCountBelief:
         if players is None or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise ValueError(f"{path}: its nets entry must map table sizes ({MIN_PLAYERS} to {MAX_PLAYERS}) to "
                              f"networks, got the key {size!r}")
-        if not isinstance(state, dict) or not all(
-                isinstance(key, str) and isinstance(value, torch.Tensor) for key, value in state.items()):
+        if not is_state_dict(state):
             raise ValueError(f"{path}: the network for {players} players must map parameter names to tensors, "
                              f"got {type(state).__name__}")
-        with torch.device("meta"):
-            shapes = TrumpCountNet(players, int(hidden)).state_dict()
-        expected = {key: tuple(value.shape) for key, value in shapes.items()}
-        found = {key: tuple(value.shape) for key, value in state.items()}
-        if found != expected:
-            wrong = [f"{key} {found.get(key, 'missing')} (expected {expected.get(key, 'none')})"
-                     for key in dict.fromkeys([*expected, *found]) if found.get(key) != expected.get(key)]
+        wrong = weights_misfit(state, lambda: TrumpCountNet(players, int(hidden)))  # noqa: B023 (called at once)
+        if wrong:
             raise ValueError(f"{path}: the network for {players} players does not fit its header (hidden={hidden}): "
-                             + "; ".join(wrong[:3]))
-        if not all(bool(torch.isfinite(value).all()) for value in state.values() if value.is_floating_point()):
+                             + "; ".join(wrong))
+        if non_finite_weights(state):
             raise ValueError(f"{path}: the network for {players} players holds NaN or infinite weights")
         sizes[players] = state
     nets = {}

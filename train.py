@@ -271,6 +271,11 @@ def rollout_bytes(args: Args) -> int:
     return int(rows * (2 * 4 * OBS_DIM + NUM_ACTIONS))
 
 
+def network_arguments(net) -> dict:
+    """The --hidden, --critic and --encoding that build ``net``, written as this command's arguments."""
+    return {"hidden": ",".join(map(str, net.hidden)), "critic": net.critic_kind, "encoding": net.encoding}
+
+
 def check_args(args: Args) -> None:
     """Check every option at once, before any work starts.
 
@@ -585,8 +590,7 @@ def main(argv=None) -> dict:
             check_args(args)
         except ValueError as error:
             fail(f"--resume: {error}")
-        network = {"hidden": ",".join(map(str, saved_net.hidden)), "critic": saved_net.critic_kind,
-                   "encoding": saved_net.encoding}
+        network = network_arguments(saved_net)
         given_shape = {"hidden": ",".join(map(str, int_list("hidden", args.hidden, 1, MAX_HIDDEN))),
                        "critic": args.critic, "encoding": args.encoding}
         for name, value in network.items():  # an edited or mixed-up file: its arguments name another network
@@ -617,8 +621,7 @@ def main(argv=None) -> dict:
             initial, _ = load_checkpoint(resolve_checkpoint(args.init_from))
         except CheckpointError as error:
             fail(f"--init-from: {error}")
-        shape = {"hidden": ",".join(map(str, initial.hidden)), "critic": initial.critic_kind,
-                 "encoding": initial.encoding}
+        shape = network_arguments(initial)
         for name, value in shape.items():
             if name in given and str(getattr(args, name)).replace(" ", "") != value:
                 fail(f"{flag(name)} {getattr(args, name)} does not fit --init-from {args.init_from}: its network has "

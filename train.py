@@ -615,6 +615,22 @@ def main(argv=None) -> dict:
         except (OSError, ValueError, KeyError, TypeError, csv.Error) as error:
             fail(f"--resume: {csv_path} is not a progress table train.py wrote ({type(error).__name__}: {error}): "
                  "move it aside to resume with a new one")
+    snapshot_dir = run_dir / "snapshots"
+    if resumed is not None:  # a league snapshot is drawn at random: one that does not load would stop the run hours in
+        for path in sorted(snapshot_dir.glob("iter_*.pt")):
+            try:
+                snapshot_net, _ = load_checkpoint(path)
+            except CheckpointError as error:
+                fail(f"--resume: league snapshot {error}; move it out of {snapshot_dir} to resume without it")
+            misfit = [(name, value) for name, value in network_arguments(snapshot_net).items()
+                      if network[name] != value]
+            if misfit:
+                name, value = misfit[0]
+                fail(f"--resume: league snapshot {path} is of another network: it has {flag(name)} {value}, the run's "
+                     f"network {flag(name)} {network[name]}; move it out of {snapshot_dir} to resume without it")
+    elif any(snapshot_dir.glob("iter_*.pt")):  # left by a run stopped before its first checkpoint
+        fail(f"{run_dir} already holds league snapshots of an earlier run (without its checkpoint.pt, so it cannot "
+             "be resumed): give --run-name/--seed for a new run, or move the folder aside")
     initial = None  # --init-from: the network a new run starts from
     if args.init_from and resumed is None:  # a resumed run has its own weights
         try:
@@ -640,7 +656,7 @@ def main(argv=None) -> dict:
         except ValueError as error:
             fail(str(error))
     try:
-        (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
+        snapshot_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         fail(f"cannot create the run directory {run_dir}: {error.strerror or error}")
 
@@ -695,7 +711,7 @@ def main(argv=None) -> dict:
         table.writerows(kept)
 
     def snapshot_files():
-        return sorted((run_dir / "snapshots").glob("iter_*.pt"))
+        return sorted(snapshot_dir.glob("iter_*.pt"))
 
     def save_all():
         args_dict = dataclasses.asdict(args)
@@ -703,7 +719,7 @@ def main(argv=None) -> dict:
         save_checkpoint(run_dir / "agent.pt", net, args_dict, progress)
 
     if not snapshot_files():
-        save_checkpoint(run_dir / "snapshots" / "iter_000000.pt", net, dataclasses.asdict(args), progress)
+        save_checkpoint(snapshot_dir / "iter_000000.pt", net, dataclasses.asdict(args), progress)
 
     # ---- the announcement: where the run goes, on what, and what stops it
     sizes = list(range(args.min_players, args.max_players + 1))
@@ -924,7 +940,7 @@ def main(argv=None) -> dict:
             writer.add_scalar(f"time/{name}_fraction", seconds / total_time, step)
 
         if iteration % args.snapshot_every == 0:
-            save_checkpoint(run_dir / "snapshots" / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
+            save_checkpoint(snapshot_dir / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
         finished = out_of_budget() or stop.requested
         if args.eval_every and iteration % args.eval_every == 0 and not finished:
             t0 = time.perf_counter()

@@ -483,7 +483,7 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
             specs are rebuilt in each task (checkpoint paths must be readable there), agent
             objects travel pickled. A caller running many tournaments (the leaderboard)
             pays for connecting once: later calls reuse the session.
-        shards: Ray tasks to cut the blocks into (default: one per CPU of the cluster).
+        shards: Ray tasks to cut the blocks into (default: one per CPU of the cluster); only with ``ray``.
         paired_with: an agent spec (or object) to compare the lineup's first agent with: the
             same tournament is played again with it in every seat of the first agent, on the
             same deals, every other agent drawing from the same streams, and ``"paired"``
@@ -522,6 +522,9 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     if not (is_integer(seed) and seed >= 0):  # not truncated (1.5 would play seed 1) nor left to NumPy's words
         raise ValueError(f"seed={seed!r} is not allowed: it must be a whole number of at least 0")
     check_shards(shards)
+    if shards is not None and (ray is None or ray is False):  # the command line's --shards says the same
+        raise ValueError(f"shards={shards!r} is for ray=: give ray= too (True, 'auto' or 'HOST:PORT'), or leave "
+                         "shards out to play here")
     if isinstance(agents, (str, Agent)):
         agents = [agents]
     if not (is_integer(batch_size) and batch_size >= 1):

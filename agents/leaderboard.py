@@ -174,11 +174,13 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
     names = list(dict.fromkeys(a.strip() for a in given if a.strip()))
     if len(names) < 2:
         raise ValueError(f"a leaderboard needs at least two different agents, got {agents!r}")
-    sizes = [] if isinstance(players, str) or not isinstance(players, Iterable) else list(dict.fromkeys(players))
+    sizes = [] if isinstance(players, str) or not isinstance(players, Iterable) else list(players)
     bad = [n for n in sizes if not (is_integer(n) and MIN_PLAYERS <= n <= MAX_PLAYERS)]
     if not sizes or bad:
         raise ValueError(f"table sizes {bad or players!r} are not allowed: give a list of whole numbers "
                          f"{MIN_PLAYERS}-{MAX_PLAYERS}")
+    if len(set(map(int, sizes))) != len(sizes):  # as --players: a typo, most likely, not a size to drop silently
+        raise ValueError(f"table sizes {players!r} are not allowed: give distinct table sizes")
     sizes = [int(n) for n in sizes]
     started = time.perf_counter()
     options = {} if ray is None or ray is False else {"ray": ray}

@@ -280,8 +280,8 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 def refuse_bad_plot_path(parser: ArgumentParser, path: str) -> None:
     """``--plot PATH`` checked before any work: a known suffix and a place that can be written
     (``parser.error``, one line and exit status 2, otherwise)."""
-    if not path.lower().endswith(PLOT_SUFFIXES):
-        parser.error(f"--plot {path!r}: give a .png, .pdf or .svg path")
+    if Path(path).suffix.lower() not in PLOT_SUFFIXES:  # ".png" alone is a hidden file's name, not a suffix
+        parser.error(f"--plot {path!r}: give a .png, .pdf or .svg path with a file name, e.g. ratings.png")
     why = unwritable(path)
     if why:
         parser.error(f"--plot {path!r} cannot be written: {why}")

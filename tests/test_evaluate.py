@@ -94,6 +94,7 @@ def test_bad_arguments_raise_value_error():
     ({"rules": {"num_players": 3}}, "rules=.* is not allowed: give a Rules"),
     ({"shards": 0}, "shards=0 is not allowed"),  # was ignored without ray
     ({"shards": "2"}, "shards='2' is not allowed"),
+    ({"shards": 4}, "shards=4 is for ray=: give ray= too"),  # was ignored without ray
 ])
 def test_odd_seed_rules_and_shards_are_refused_in_words(odd, says):
     with pytest.raises(ValueError, match=says):

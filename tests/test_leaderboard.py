@@ -217,6 +217,8 @@ def test_the_human_table(capsys):
     (["--agents", "greedy,random", "--deals", "1000001"], "at most 1,000,000"),
     (["--agents", "greedy,random", "--seed", "-1"], "--seed"),
     (["--agents", "greedy,random", "--plot", "board.txt"], ".png"),
+    (["--agents", "greedy,random", "--plot", ".png"], "with a file name"),  # was written as a hidden file
+    (["--agents", "greedy,random", "--plot", "plots/.SVG"], "with a file name"),
     (["--agents", "greedy,random", "--players", "3,3"], "give distinct table sizes"),  # was dropped silently
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
@@ -232,6 +234,8 @@ def test_bad_calls_of_the_function():
         leaderboard(["greedy"], deals=5)
     with pytest.raises(ValueError, match="table sizes"):
         leaderboard(["greedy", "random"], players=(11,), deals=5)
+    with pytest.raises(ValueError, match=r"table sizes \[3, 4, 3\] are not allowed: give distinct table sizes"):
+        leaderboard(["greedy", "random"], players=[3, 4, 3], deals=5)  # was played once, the 3 dropped silently
 
 
 @pytest.mark.parametrize("agents, players, says", [

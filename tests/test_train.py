@@ -484,8 +484,20 @@ def test_a_run_folder_that_does_not_fit_is_refused_in_one_line_and_left_as_it_wa
     data["args"]["hidden"] = "64"  # an edited file: its arguments describe another network than its weights
     torch.save(data, run / "checkpoint.pt")
     refused(resume, "does not fit its own arguments: they give --hidden 64, its network has --hidden 32")
+    (run / "checkpoint.pt").write_bytes(checkpoint)
+    snapshot = run / "snapshots" / "iter_000000.pt"
+    kept_snapshot = snapshot.read_bytes()
+    snapshot.write_bytes(kept_snapshot[: len(kept_snapshot) // 2])  # a league snapshot, damaged
+    refused(resume, "league snapshot " + str(snapshot) + " is not a readable torch checkpoint")
+    train.main(["wide" if word == "run" else "48" if word == "32" else word for word in new])
+    (tmp_path / "wide" / "snapshots" / "iter_000000.pt").replace(snapshot)  # another run's, of another width
+    refused(resume, "iter_000000.pt is of another network: it has --hidden 48, the run's network --hidden 32")
+    snapshot.write_bytes(kept_snapshot)
     (run / "checkpoint.pt").unlink()  # the agent kept, its larger resumable checkpoint deleted
     refused(new, "already holds a run's agent.pt")
+    (run / "agent.pt").replace(tmp_path / "agent.pt")  # only the snapshots of a run stopped before its first save
+    refused(new, "already holds league snapshots of an earlier run")
+    (tmp_path / "agent.pt").replace(run / "agent.pt")
     (run / "checkpoint.pt").write_bytes(checkpoint)
     refused(new, "already holds a run: pass --resume")
 

@@ -70,6 +70,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     from torch import nn
 
     from agents import CHECKPOINT_DIR, built_in_names, load_agent
+    from agents.baselines import rules_backend
     from agents.evaluate import MAX_DEALS
     from agents.policy import (
         CRITICS,
@@ -85,13 +86,29 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
     )
     from spoilfive_env.actions import NUM_ACTIONS
     from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
-    from spoilfive_env.cli import MAX_COEF, MAX_LEARNING_RATE, ArgumentParser, json_text, unwritable
+    from spoilfive_env.cli import (
+        MAX_COEF,
+        MAX_LEARNING_RATE,
+        ArgumentParser,
+        SettingError,
+        install_hint,
+        json_text,
+        unwritable,
+    )
     from spoilfive_env.core import physical_memory
-    from spoilfive_env.observation import OBS_DIM
+    from spoilfive_env.observation import OBS_DIM, observation_backend
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
 except KeyboardInterrupt:
     print("train.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
     raise SystemExit(130) from None
+except ModuleNotFoundError as error:  # torch or TensorBoard not installed: one line that says how, not a traceback
+    if __name__ != "__main__":
+        raise
+    from spoilfive_env.cli import install_hint
+
+    print(f"train.py: error: training needs {error.name}, which is not installed: {install_hint('train')}",
+          file=sys.stderr)
+    raise SystemExit(2) from None
 
 
 @dataclass
@@ -369,7 +386,7 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
                 and isinstance(following.value, ast.Constant):
             helps[node.target.id] = following.value.value
     parser = ArgumentParser(prog="train.py", description=__doc__.split("\n\n")[0],
-                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                            formatter_class=DefaultsHelpFormatter)
     for field in dataclasses.fields(Args):
         if field.type is bool:
             parser.add_argument(flag(field.name), action=argparse.BooleanOptionalAction, default=field.default,
@@ -518,6 +535,13 @@ def plot_learning_curve(csv_path: Path, png_path: Path) -> bool:
     return True
 
 
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's defaults in the help, but not an empty one: "(default: )" says nothing."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default in ("", None) else super()._get_help_string(action)
+
+
 def fail(message: str):
     """End the command before any work: one line on standard error, exit status 2."""
     print(f"train.py: error: {message}", file=sys.stderr)
@@ -560,6 +584,10 @@ def main(argv=None) -> dict:
     """Train (see the module docstring). Returns the run's summary (``summary.json``); its
     ``"interrupted"`` is true when Ctrl-C stopped the run (the command then exits 130)."""
     args, given = parse_command_line(argv)
+    try:  # the compiled kernels, as SPOILFIVE_OBSERVATION and SPOILFIVE_RULES ask: a bad one is said before any work
+        observation_backend(), rules_backend()
+    except SettingError as error:
+        fail(str(error))
     run_name = args.run_name or f"{args.exp_name}-s{args.seed}"
     run_dir = Path(args.runs_dir) / run_name
     why = unwritable(run_dir, folder=True)  # asked now, before a Ray cluster or a checkpoint is loaded
@@ -648,7 +676,7 @@ def main(argv=None) -> dict:
         try:
             from spoilfive_integrations.ray_training import RolloutWorkers
         except ImportError as error:
-            fail(f"--ray needs Ray ({error}): pip install 'spoilfive[ray]'")
+            fail(f"--ray needs Ray ({error}): {install_hint('ray')}")
         try:
             workers = RolloutWorkers(dataclasses.asdict(args), parse_weights(args.league), args.workers, args.ray,
                                      say=lambda text: print(text, file=sys.stderr, flush=True),

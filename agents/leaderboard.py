@@ -43,6 +43,7 @@ from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    install_hint,
     json_text,
     plot_after_figures,
     refuse_bad_plot_path,
@@ -82,14 +83,24 @@ def _choice_data(tables: list[dict], names: list[str], num_players: int) -> list
     return data
 
 
+def rating_library():
+    """choix, the rating library (the leaderboard's only extra dependency), or an ImportError that says how to
+    install it; :func:`leaderboard` asks first, so that a missing library is told before hours of play."""
+    try:
+        import choix
+    except ImportError:
+        raise ImportError(f"the leaderboard's ratings need choix, which is not installed: "
+                          f"{install_hint('leaderboard')}") from None
+    return choix
+
+
 def fit_ratings(tables: list[dict], names: list[str], num_players: int) -> tuple[np.ndarray, np.ndarray]:
     """Luce ratings ``(m,)`` (centred) and their 95% half-widths from the won pools of ``tables``.
 
     The interval: the inverse Fisher information of the choice model at the fit (with the
     ratings' sum fixed at 0, a pseudo-inverse), ``Z95`` standard errors.
     """
-    import choix  # the rating library (the leaderboard's only extra dependency)
-
+    choix = rating_library()
     m = len(names)
     data = _choice_data(tables, names, num_players)
     if not data:
@@ -165,6 +176,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
 
     Raises:
         ValueError: fewer than two distinct agents, a bad spec, or a bad table size.
+        ImportError: choix, the rating library, is not installed (before any play).
     """
     given = [agents] if isinstance(agents, str) else list(agents)  # a string is one spec, not its letters
     odd = [a for a in given if not isinstance(a, str)]
@@ -182,6 +194,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
     if len(set(map(int, sizes))) != len(sizes):  # as --players: a typo, most likely, not a size to drop silently
         raise ValueError(f"table sizes {players!r} are not allowed: give distinct table sizes")
     sizes = [int(n) for n in sizes]
+    rating_library()
     started = time.perf_counter()
     options = {} if ray is None or ray is False else {"ray": ray}
     board, unfinished = {}, None
@@ -317,7 +330,7 @@ def main(argv=None) -> int:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)
     except KeyboardInterrupt:  # before any tournament had finished
         exit_interrupted("Ctrl-C: leaderboard stopped before any tournament finished, nothing to report")
-    except ValueError as error:
+    except (ValueError, ImportError) as error:
         parser.error(str(error))
     print(json_text(board) if args.json else format_board(board), flush=True)  # before the plot:
     if args.plot is not None and board["players"]:  # a plot that cannot be written loses no figure

@@ -53,7 +53,7 @@ import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_SUITS, plain_order, trump_order
-from spoilfive_env.cli import written_whole
+from spoilfive_env.cli import install_hint, written_whole
 from spoilfive_env.core import checked_seed, physical_memory
 from spoilfive_env.observation import OBS_DIM, OBSERVATION_LAYOUT, OBSERVATION_VERSION, SLICES
 from spoilfive_env.rules import is_integer
@@ -62,10 +62,8 @@ from . import CHECKPOINT_DIR, shipped_checkpoints  # in the package, torch-free
 from .base import Agent, checked_batch
 
 TORCH_MISSING = (
-    "trained policies need PyTorch, which is not installed: pip install \"spoilfive[train]\" "
-    "(for the smaller CPU-only build of torch, first: pip install torch --index-url "
-    "https://download.pytorch.org/whl/cpu). The built-in agents (random, greedy, spoiler, pimc) "
-    "need no torch."
+    f"trained policies need PyTorch, which is not installed: {install_hint('train')}. The built-in agents "
+    "(random, greedy, spoiler, pimc) need no torch."
 )
 try:
     import torch

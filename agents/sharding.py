@@ -37,6 +37,7 @@ import socket
 import numpy as np
 from tqdm.auto import tqdm
 
+from spoilfive_env.cli import install_hint
 from spoilfive_env.rules import is_integer
 
 BLOCK_DEALS = 256
@@ -114,7 +115,7 @@ def connect(address: str | bool | None = LOCAL):
     try:
         import ray
     except ImportError:
-        raise ValueError("--ray needs Ray: pip install 'spoilfive[ray]'") from None
+        raise ValueError(f"--ray needs Ray: {install_hint('ray')}") from None
     if ray.is_initialized():
         return ray
     if address is True or address is None:

@@ -12,7 +12,17 @@ from __future__ import annotations
 import importlib
 import os
 
+from .cli import SettingError, install_hint
+
 BACKENDS = ("auto", "numba", "numpy")
+
+
+class BackendSettingError(SettingError, ValueError):
+    """The variable names no backend (a ``ValueError`` to a caller in Python; one line from a command)."""
+
+
+class BackendMissingError(SettingError, ImportError):
+    """The variable asks for Numba, which does not import."""
 
 
 def choose_backend(variable: str, definition, compiled_module: str, compiled_name: str) -> tuple:
@@ -20,18 +30,18 @@ def choose_backend(variable: str, definition, compiled_module: str, compiled_nam
     as the environment variable ``variable`` asks (:data:`BACKENDS`; unset means ``auto``).
 
     Raises:
-        ValueError: the variable holds something else.
-        ImportError: it says ``numba`` and the compiled module does not import.
+        BackendSettingError: the variable holds something else (a ``ValueError``).
+        BackendMissingError: it says ``numba`` and the compiled module does not import (an ``ImportError``).
     """
     choice = os.environ.get(variable, "auto").strip().lower() or "auto"
     if choice not in BACKENDS:
-        raise ValueError(f"{variable}={choice!r} is not allowed: choose one of {', '.join(BACKENDS)}")
+        raise BackendSettingError(f"{variable}={choice!r} is not allowed: choose one of {', '.join(BACKENDS)}")
     if choice != "numpy":
         try:
             module = importlib.import_module(compiled_module)
         except ImportError as error:
             if choice == "numba":
-                raise ImportError(f"{variable}=numba needs Numba: pip install \"spoilfive[fast]\" ({error})") from error
+                raise BackendMissingError(f"{variable}=numba needs Numba ({error}): {install_hint('fast')}") from error
         else:
             return "numba", getattr(module, compiled_name)
     return "numpy", definition

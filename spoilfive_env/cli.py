@@ -230,6 +230,17 @@ CLOSED_PIPE = 141
 Unix tool ended by the closed pipe."""
 
 
+class SettingError(Exception):
+    """A bad setting outside the command line (an environment variable): every command answers it as it answers
+    a bad flag, in one line with exit status 2 (:func:`run_command`), not a traceback from where it was read."""
+
+
+def command_name() -> str:
+    """How the running command was started: ``python -m agents.evaluate`` or the script's name."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return f"python -m {spec.name}" if spec is not None else Path(sys.argv[0]).name
+
+
 def run_command(main) -> None:
     """Run a command's ``main()`` and exit with the status it returns.
 
@@ -243,6 +254,9 @@ def run_command(main) -> None:
             status = main()
         except SystemExit as stop:  # argparse's --help and its errors leave main this way
             status = stop.code
+        except SettingError as error:
+            print(f"{command_name()}: error: {error}", file=sys.stderr)
+            status = 2
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
     except BrokenPipeError:
         status = stdout_closed()
@@ -272,6 +286,16 @@ def written_whole(path):
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+def install_hint(extra: str) -> str:
+    """How to install an extra, for an error message: from the checkout (spoilfive is not on PyPI), with torch
+    kept at the pin of ``.ci/constraints.txt`` (README, "Set up")."""
+    command = f'pip install -c .ci/constraints.txt -e ".[{extra}]"'
+    if extra in ("fast", "leaderboard", "ray"):  # no torch in these
+        return f"in the spoilfive checkout, {command}"
+    return (f"in the spoilfive checkout, pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu "
+            f'(the CPU-only build; README, "Set up"), then {command}')
+
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 """What ``--plot`` writes: the format is taken from the name."""

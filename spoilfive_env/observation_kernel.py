@@ -6,9 +6,10 @@ for each of its ~30 whole-batch operations and for every short inner loop (a one
 columns), which is most of the observation's cost at every batch size. The tests check the two
 equal, element for element, at every table size and variant.
 
-It is optional: ``pip install "spoilfive[fast]"`` (Numba). ``SPOILFIVE_OBSERVATION=numpy`` in the
-environment turns it off, ``=numba`` makes its absence an error; the default, ``auto``, uses it
-when Numba imports. The first call compiles it (a second or two; cached on disk afterwards).
+It is optional: ``pip install -c .ci/constraints.txt -e ".[fast]"`` in the checkout (Numba).
+``SPOILFIVE_OBSERVATION=numpy`` in the environment turns it off, ``=numba`` makes its absence an error;
+the default, ``auto``, uses it when Numba imports. The first call compiles it (a second or two; cached on
+disk afterwards).
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ driver stops waiting for the rollouts at once (they are dropped) and lets ``trai
 its resumable checkpoint. A resumed run may use another number of workers: the games are
 split afresh, and nothing of a worker's state outlives its rollout.
 
-Only ``train.py --ray`` imports this module (it needs ``pip install 'spoilfive[ray]'``).
+Only ``train.py --ray`` imports this module (it needs the ``ray`` extra beside ``train``:
+``pip install -c .ci/constraints.txt -e ".[train,ray]"`` in the checkout).
 """
 
 from __future__ import annotations

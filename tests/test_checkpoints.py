@@ -151,7 +151,7 @@ def test_without_torch_a_policy_says_which_extra_to_install():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "REFUSED:" in out, out
-    assert 'pip install "spoilfive[train]"' in out
+    assert 'pip install -c .ci/constraints.txt -e ".[train]"' in out  # from the checkout: not on PyPI
     assert "--index-url https://download.pytorch.org/whl/cpu" in out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -227,6 +228,19 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and says in err
+
+
+def test_without_choix_the_board_says_how_to_install_it_before_any_play(monkeypatch, capsys):
+    played = []
+    monkeypatch.setattr("agents.leaderboard.evaluate", lambda *args, **kwargs: played.append(args))
+    monkeypatch.setitem(sys.modules, "choix", None)  # as if choix were not installed
+    with pytest.raises(ImportError, match=r"need choix, which is not installed: .*-e \"\.\[leaderboard\]\""):
+        leaderboard(["greedy", "random"], players=[3], deals=5)
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "choix" in err, err
+    assert played == []  # it was said before the first tournament, not after all of them
 
 
 def test_bad_calls_of_the_function():

@@ -496,6 +496,22 @@ def test_the_observation_backend_is_chosen_by_the_environment(monkeypatch):
         obs_module.observation_backend()
 
 
+def test_a_command_answers_a_bad_backend_variable_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for variable in ("SPOILFIVE_OBSERVATION", "SPOILFIVE_RULES"):
+        env = {**os.environ, variable: "fortran", "PYTHONPATH": str(root)}
+        proc = subprocess.run([sys.executable, "-m", "agents.evaluate", "--agents", "pimc,spoiler", "--deals", "2",
+                               "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+        assert proc.stderr.strip().splitlines() == [  # was a traceback from where the kernel was first used
+            f"python -m agents.evaluate: error: {variable}='fortran' is not allowed: choose one of auto, numba, numpy"]
+
+
 def test_numba_asked_for_but_missing_says_how_to_install_it(monkeypatch):
     import sys
 
@@ -506,7 +522,8 @@ def test_numba_asked_for_but_missing_says_how_to_install_it(monkeypatch):
     # As if Numba were missing: the kernel module cannot be imported.
     monkeypatch.setitem(sys.modules, "spoilfive_env.observation_kernel", None)
     monkeypatch.delattr(spoilfive_env, "observation_kernel", raising=False)
-    with pytest.raises(ImportError, match=r'SPOILFIVE_OBSERVATION=numba needs Numba: pip install "spoilfive\[fast\]"'):
+    with pytest.raises(ImportError, match=r'SPOILFIVE_OBSERVATION=numba needs Numba .*: in the spoilfive checkout, '
+                                          r'pip install -c \.ci/constraints\.txt -e "\.\[fast\]"'):
         obs_module.observation_backend()
     monkeypatch.setenv("SPOILFIVE_OBSERVATION", "auto")
     assert obs_module.observation_backend() == "numpy"  # auto falls back to the definition

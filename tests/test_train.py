@@ -184,6 +184,29 @@ def test_ctrl_c_while_torch_loads_is_one_line_and_exit_130(tmp_path):
     assert proc.stdout == ""
 
 
+def test_without_torch_train_py_says_how_to_install_it_in_one_line(tmp_path):
+    script = ("import runpy, sys\n"
+              "sys.modules['torch'] = None  # as if torch were not installed\n"
+              f"sys.argv = ['train.py', '--runs-dir', {str(tmp_path)!r}]\n"
+              "runpy.run_path('train.py', run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=train_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("train.py: error: training needs torch, which is not installed")
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in proc.stderr
+    assert 'pip install -c .ci/constraints.txt -e ".[train]"' in proc.stderr and not list(tmp_path.iterdir())
+
+
+def test_a_bad_backend_variable_is_refused_before_the_run_folder_is_made(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path / "runs")], cwd=ROOT,
+                          env={**train_env(), "SPOILFIVE_RULES": "cuda"}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines() == [
+        "train.py: error: SPOILFIVE_RULES='cuda' is not allowed: choose one of auto, numba, numpy"]
+    assert not (tmp_path / "runs").exists()
+
+
 # ---------------------------------------------------------------------- Ctrl-C and --time-limit on resume
 TINY_ARGS = ("--run-name", "tiny", "--num-games", "64", "--min-players", "3", "--max-players", "4",
              "--hidden", "32", "--minibatch-size", "256", "--eval-every", "0", "--eval-players", "3",

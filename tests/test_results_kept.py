@@ -60,3 +60,21 @@ def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
     assert cells[3] == f"{group['seeds_at_target']} of {len(seeds)}"
     assert cells[4] == f"{min(shares):+.2f} to {max(shares):+.2f}"
     assert cells[5] == f"{min(equities):+.3f} to {max(equities):+.3f}"
+
+
+def test_the_readme_table_of_best_with_the_pool_size_is_what_its_kept_reports_say():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("**The search reads the pool where it should: in its jinks.**")
+    section = text[start:text.index("\n\n", text.index("| players | ante |", start))]
+    rows = [line for line in section.splitlines() if re.match(r"\| \d+ \| \d+ \|", line)]
+    assert len(rows) == 6, rows
+    for row in rows:
+        players, ante, stopped, spoil, fire, jinks = (cell.strip() for cell in row.strip("|").split("|"))
+        report = read_report(ROOT / "docs" / "results" / "best-ante" / f"{players}p-ante{ante}-seed3.json")
+        assert report["lineup"] == ["best"] * int(players) and report["deals"] == 500 and report["seed"] == 3
+        assert report["rules"] == dataclasses.asdict(Rules(num_players=int(players), ante=int(ante)))
+        table, seat = report["table"], report["agents"]["best"]
+        assert stopped == f"{1 - table['two_trick_conversion']:.3f} ± {table['two_trick_conversion_ci95']:.3f}"
+        assert spoil == f"{table['spoil_rate']:.3f} ± {table['spoil_rate_ci95']:.3f}"
+        assert fire == f"{seat['friendly_fire_rate']:.2f} ± {seat['friendly_fire_rate_ci95']:.2f}"
+        assert jinks == f"{table['jink_attempts']} ({table['jink_successes']})"

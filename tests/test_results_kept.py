@@ -70,7 +70,7 @@ def test_the_readme_table_of_best_with_the_pool_size_is_what_its_kept_reports_sa
     assert len(rows) == 6, rows
     for row in rows:
         players, ante, stopped, spoil, fire, jinks = (cell.strip() for cell in row.strip("|").split("|"))
-        report = read_report(ROOT / "docs" / "results" / "best-ante" / f"{players}p-ante{ante}-seed3.json")
+        report = read_report(ROOT / "docs" / "results" / "best-tables" / f"{players}p-ante{ante}-seed3.json")
         assert report["lineup"] == ["best"] * int(players) and report["deals"] == 500 and report["seed"] == 3
         assert report["rules"] == dataclasses.asdict(Rules(num_players=int(players), ante=int(ante)))
         table, seat = report["table"], report["agents"]["best"]
@@ -78,3 +78,14 @@ def test_the_readme_table_of_best_with_the_pool_size_is_what_its_kept_reports_sa
         assert spoil == f"{table['spoil_rate']:.3f} ± {table['spoil_rate_ci95']:.3f}"
         assert fire == f"{seat['friendly_fire_rate']:.2f} ± {seat['friendly_fire_rate_ci95']:.2f}"
         assert jinks == f"{table['jink_attempts']} ({table['jink_successes']})"
+
+
+@pytest.mark.parametrize("players", [2, 6])
+def test_the_readme_figures_of_best_tables_beyond_3_to_5_players_are_their_kept_reports(players):
+    report = read_report(ROOT / "docs" / "results" / "best-tables" / f"{players}p-ante1-seed3.json")
+    assert report["lineup"] == ["best"] * players and (report["deals"], report["seed"]) == (500, 3)
+    assert report["rules"] == dataclasses.asdict(Rules(num_players=players))
+    table = report["table"]
+    stopped = f"{1 - table['two_trick_conversion']:.3f} ± {table['two_trick_conversion_ci95']:.3f}"
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"at {players} players{',' if players == 2 else ''} {stopped} against" in text

@@ -25,6 +25,26 @@ class BackendMissingError(SettingError, ImportError):
     """The variable asks for Numba, which does not import."""
 
 
+VARIABLES: list[str] = []
+"""The variable of every :class:`LazyBackend` made so far (each registers as its module loads)."""
+
+
+def read_choice(variable: str) -> str:
+    """The backend the environment variable ``variable`` names (unset or empty: ``auto``); else
+    :class:`BackendSettingError`."""
+    choice = os.environ.get(variable, "auto").strip().lower() or "auto"
+    if choice not in BACKENDS:
+        raise BackendSettingError(f"{variable}={choice!r} is not allowed: choose one of {', '.join(BACKENDS)}")
+    return choice
+
+
+def check_backend_variables() -> None:
+    """Refuse a variable of a loaded kernel that names no backend, before a command does any work (a command
+    answers it in one line: :func:`spoilfive_env.cli.run_command`). Nothing is imported or compiled."""
+    for variable in VARIABLES:
+        read_choice(variable)
+
+
 def choose_backend(variable: str, definition, compiled_module: str, compiled_name: str) -> tuple:
     """``(name, function)``: ``("numba", compiled_module.compiled_name)`` or ``("numpy", definition)``,
     as the environment variable ``variable`` asks (:data:`BACKENDS`; unset means ``auto``).
@@ -33,9 +53,7 @@ def choose_backend(variable: str, definition, compiled_module: str, compiled_nam
         BackendSettingError: the variable holds something else (a ``ValueError``).
         BackendMissingError: it says ``numba`` and the compiled module does not import (an ``ImportError``).
     """
-    choice = os.environ.get(variable, "auto").strip().lower() or "auto"
-    if choice not in BACKENDS:
-        raise BackendSettingError(f"{variable}={choice!r} is not allowed: choose one of {', '.join(BACKENDS)}")
+    choice = read_choice(variable)
     if choice != "numpy":
         try:
             module = importlib.import_module(compiled_module)
@@ -57,6 +75,8 @@ class LazyBackend:
     def __init__(self, variable: str, definition, compiled_module: str, compiled_name: str):
         self._arguments = (variable, definition, compiled_module, compiled_name)
         self.chosen: tuple | None = None
+        if variable not in VARIABLES:
+            VARIABLES.append(variable)
 
     def _choice(self) -> tuple:
         if self.chosen is None:

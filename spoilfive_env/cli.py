@@ -249,8 +249,11 @@ def run_command(main) -> None:
     quietly instead, with :data:`CLOSED_PIPE`, standard output pointed at the null device so that the
     interpreter's last flush does not raise again (Python's documentation, "Note on SIGPIPE").
     """
+    from .backends import check_backend_variables  # here, not above: backends imports this module
+
     try:
         try:
+            check_backend_variables()  # a bad SPOILFIVE_* variable is said before the command's work, not after it
             status = main()
         except SystemExit as stop:  # argparse's --help and its errors leave main this way
             status = stop.code

@@ -650,12 +650,11 @@ def main(argv=None) -> dict:
                 snapshot_net, _ = load_checkpoint(path)
             except CheckpointError as error:
                 fail(f"--resume: league snapshot {error}; move it out of {snapshot_dir} to resume without it")
-            misfit = [(name, value) for name, value in network_arguments(snapshot_net).items()
-                      if network[name] != value]
-            if misfit:
-                name, value = misfit[0]
-                fail(f"--resume: league snapshot {path} is of another network: it has {flag(name)} {value}, the run's "
-                     f"network {flag(name)} {network[name]}; move it out of {snapshot_dir} to resume without it")
+            found = network_arguments(snapshot_net)
+            if found != network:
+                name = next(name for name in network if found[name] != network[name])
+                fail(f"--resume: league snapshot {path} is of another network: it has {flag(name)} {found[name]}, the "
+                     f"run's network {flag(name)} {network[name]}; move it out of {snapshot_dir} to resume without it")
     elif any(snapshot_dir.glob("iter_*.pt")):  # left by a run stopped before its first checkpoint
         fail(f"{run_dir} already holds league snapshots of an earlier run (without its checkpoint.pt, so it cannot "
              "be resumed): give --run-name/--seed for a new run, or move the folder aside")

@@ -74,7 +74,7 @@ from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import BEST, load_agent
 from .base import Agent, distinct_entries, stream_seed
-from .sharding import BLOCK_DEALS, block_seed, check_shards, connect, run_on_ray
+from .sharding import BLOCK_DEALS, block_seed, check_shards, connect, plays_on_ray, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
@@ -522,7 +522,7 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     if not (is_integer(seed) and seed >= 0):  # not truncated (1.5 would play seed 1) nor left to NumPy's words
         raise ValueError(f"seed={seed!r} is not allowed: it must be a whole number of at least 0")
     check_shards(shards)
-    if shards is not None and (ray is None or ray is False):  # the command line's --shards says the same
+    if shards is not None and not plays_on_ray(ray):  # the command line's --shards says the same
         raise ValueError(f"shards={shards!r} is for ray=: give ray= too (True, 'auto' or 'HOST:PORT'), or leave "
                          "shards out to play here")
     if isinstance(agents, (str, Agent)):
@@ -549,7 +549,7 @@ def _evaluate(agents, num_players: int, deals: int, seed: int, rules: Rules, bat
 
     def play(specs, distinct, label):
         label = f"{label}, {num_players} players" if progress else None
-        if ray is None or ray is False:
+        if not plays_on_ray(ray):
             return play_tournament(distinct, lineup, rules, hands, turnups, dealers, batch_size, seed=seed,
                                    progress=label)
         return run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size,

@@ -56,6 +56,7 @@ from spoilfive_env.rules import is_integer
 
 from . import BEST
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
+from .sharding import plays_on_ray
 
 RATING_PRIOR = 1e-3
 """choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
@@ -191,12 +192,12 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
     if not sizes or bad:
         raise ValueError(f"table sizes {bad or players!r} are not allowed: give a list of whole numbers "
                          f"{MIN_PLAYERS}-{MAX_PLAYERS}")
-    if len(set(map(int, sizes))) != len(sizes):  # as --players: a typo, most likely, not a size to drop silently
-        raise ValueError(f"table sizes {players!r} are not allowed: give distinct table sizes")
     sizes = [int(n) for n in sizes]
+    if len(set(sizes)) != len(sizes):  # as --players: a typo, most likely, not a size to drop silently
+        raise ValueError(f"table sizes {players!r} are not allowed: give distinct table sizes")
     rating_library()
     started = time.perf_counter()
-    options = {} if ray is None or ray is False else {"ray": ray}
+    options = {"ray": ray} if plays_on_ray(ray) else {}
     board, unfinished = {}, None
     try:
         for n in sizes:

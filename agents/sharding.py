@@ -150,6 +150,12 @@ def _play_shard(specs, lineup, rules, hands, turnups, dealers, seed, first_block
                            seed=seed, first_block=first_block)
 
 
+def plays_on_ray(ray) -> bool:
+    """Whether a ``ray=`` value of :func:`agents.evaluate.evaluate` asks for a Ray cluster (``None`` and ``False``:
+    play here, in this process)."""
+    return ray is not None and ray is not False
+
+
 def check_shards(shards) -> None:
     """``shards`` of :func:`run_on_ray` (and of :func:`agents.evaluate.evaluate`): ``None`` or a positive integer."""
     if shards is not None and not (is_integer(shards) and shards >= 1):

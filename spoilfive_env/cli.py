@@ -259,7 +259,7 @@ def run_command(main) -> None:
             status = stop.code
         except SettingError as error:
             print(f"{command_name()}: error: {error}", file=sys.stderr)
-            status = 2
+            status = BAD_USAGE
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
     except BrokenPipeError:
         status = stdout_closed()
@@ -289,6 +289,7 @@ def written_whole(path):
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
 
 def install_hint(extra: str) -> str:
     """How to install an extra, for an error message: from the checkout (spoilfive is not on PyPI), with torch

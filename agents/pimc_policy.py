@@ -243,16 +243,16 @@ class PolicyPIMCAgent(PIMCAgent):
         """The moves of the rollouts' models: the policy for the searcher, ``others`` for the rest;
         the games marked ``inner`` are left to the inner search (what stands there is replaced)."""
         if self.others == "policy":
-            actions = np.zeros(len(masks), np.int64)
-            rows = np.flatnonzero(~inner)
+            actions = masks.argmax(axis=1)  # the forced moves, which a greedy policy is not asked
+            rows = self._policy_rows(~inner, masks)
             if len(rows):
                 actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
             return actions
         others = core.current != 0
         mine = ~others & ~inner
         if self._others_net is None:
-            actions = core_rule_actions(core, masks, self.others == "spoiler")
-            rows = np.flatnonzero(mine)
+            actions = core_rule_actions(core, masks, self.others == "spoiler")  # a forced move too
+            rows = self._policy_rows(mine, masks)
             if len(rows):  # observe only the searcher's games: a fraction of the batch, one per seat
                 actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
             return actions
@@ -263,6 +263,11 @@ class PolicyPIMCAgent(PIMCAgent):
         if mine.any():
             actions[mine] = self.policy.act_batch(observations[mine], masks[mine])
         return actions
+
+    def _policy_rows(self, playing, masks) -> np.ndarray:
+        """The games marked ``playing`` whose move the policy decides (not a greedy policy's forced ones)."""
+        rows = np.flatnonzero(playing)
+        return rows[self.policy.choice_rows(masks[rows])]
 
     def _search_rows(self, observations, masks):
         """As pimc's, less the decisions before trick ``search_from_trick`` (the policy's alone;

@@ -623,18 +623,29 @@ class PolicyAgent(Agent):
             mask = torch.as_tensor(masks, device=self.device)
             return MaskedCategorical(self.net.logits(obs), mask).log_probs.cpu().numpy()
 
+    def choice_rows(self, masks: np.ndarray) -> np.ndarray:
+        """The rows of ``masks`` whose move the network decides: greedy, only those with more than one
+        legal action (a forced move is the same without it, and a greedy agent draws no random number);
+        sampling, every row (each draws). A caller can skip observing the rest."""
+        return np.flatnonzero(masks.sum(axis=1) > 1) if self.greedy else np.arange(len(masks))
+
     @torch.inference_mode()
     def _act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         observations, masks = checked_batch(observations, masks)
-        if len(observations) == 0:
-            return np.zeros(0, np.int64)
+        actions = masks.argmax(axis=1)  # the forced moves; the rest are replaced below
+        rows = self.choice_rows(masks)
+        if len(rows) == 0:
+            return actions
+        if len(rows) < len(masks):
+            observations, masks = observations[rows], masks[rows]
         obs = torch.as_tensor(observations, device=self.device)
         mask = torch.as_tensor(masks, device=self.device)
         logits = self.net.logits(obs)
         if not bool(torch.isfinite(logits).all()):
             raise ValueError("the policy network gave non-finite logits: its weights are broken (a diverged run?)")
         if self.greedy:
-            return MaskedCategorical(logits, mask).mode().cpu().numpy().astype(np.int64)
+            actions[rows] = MaskedCategorical(logits, mask).mode().cpu().numpy()
+            return actions
         # Sampling with the agent's own numpy generator keeps seeding explicit.
         logp = MaskedCategorical(logits, mask).log_probs.cpu().numpy()
         return sample_legal(logp, masks, self.rng)

@@ -31,14 +31,14 @@ __all__ = ["MAX_CELLS", "deal_uniform", "needs_exact_deal"]
 
 MAX_CELLS = 200_000
 _BINOMIAL = np.array([[float(comb(r, x)) for x in range(NUM_CARDS + 1)] for r in range(NUM_CARDS + 1)])
-_BITS = np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64)
 
 
 def needs_exact_deal(unknown: np.ndarray, slots: np.ndarray, forbidden: np.ndarray) -> np.ndarray:
     """``(k,)``: the row has two seats still to be dealt cards that are restricted differently
     (among the unseen cards), where dealing seat by seat is not uniform."""
     restricted = np.asarray(forbidden, bool) & np.asarray(unknown, bool)[:, None, :]
-    code = (restricted.astype(np.uint64) * _BITS).sum(axis=2, dtype=np.uint64)  # (k, n) one bit a card
+    packed = np.packbits(restricted, axis=2)  # (k, n, 7): one bit a card
+    code = np.concatenate([packed, np.zeros(packed.shape[:2] + (1,), np.uint8)], axis=2).view(np.uint64)[..., 0]
     seated = (slots > 0) & restricted.any(axis=2)
     lowest = np.where(seated, code, np.iinfo(np.uint64).max).min(axis=1)
     highest = np.where(seated, code, 0).max(axis=1)
@@ -186,7 +186,9 @@ def _split(mask, owners, counts, rng):
     """Share each row's cards in ``mask`` (draws, U) among ``owners`` at random, ``counts`` each
     (``(owners,)``, or ``(draws, owners)`` row by row); the cards past the counts go to -1."""
     keys = np.where(mask, rng.random(mask.shape), 2.0)
-    rank = np.argsort(np.argsort(keys, axis=1), axis=1)                # each card's place in the shuffle
+    order = np.argsort(keys, axis=1)
+    rank = np.empty_like(order)                                        # each card's place in the shuffle
+    np.put_along_axis(rank, order, np.arange(keys.shape[1])[None, :], axis=1)
     bounds = np.cumsum(np.broadcast_to(np.asarray(counts, np.int64), (len(mask), len(owners))), axis=1)
     which = (rank[:, :, None] >= bounds[:, None, :]).sum(axis=2)
     owner_of = np.append(np.asarray(owners, np.int64), -1)

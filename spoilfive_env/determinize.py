@@ -246,13 +246,22 @@ def _rules_for(info: Information, rules: Rules | None) -> Rules:
     return rules
 
 
+def _per_seat_counts(seat_of_card: np.ndarray, num_players: int) -> np.ndarray:
+    """``(B, n)``: how many of each row's cards ``seat_of_card`` ``(B, 52)`` gives each seat (``-1``: none);
+    one bincount, where comparing with every seat would build a ``(B, 52, n)`` array."""
+    B = len(seat_of_card)
+    seat = seat_of_card.astype(np.int64)
+    index = (np.arange(B)[:, None] * num_players + seat)[seat >= 0]
+    return np.bincount(index, minlength=B * num_players).reshape(B, num_players)
+
+
 def _had_first_turn(info: Information) -> np.ndarray:
     """``(B, n)``: the seat has had its turn in the first trick (played to it, or is the viewer,
     to play to it now with the robbing choice behind him). Another seat to play in trick 1 may
     still be choosing to rob: that turn is shown to the others as play (it would name him)."""
     n = info.num_players
     seats = np.arange(n)
-    played_any = (info.played_by[:, None, :] == seats[None, :, None]).any(axis=2)
+    played_any = _per_seat_counts(info.played_by, n) > 0
     past_first = info.trick_number > 0
     playing_now = ((info.current == 0) & (info.phase == PHASE_PLAY) & (info.trick_number == 0))[:, None] \
         & (seats == 0)[None, :]
@@ -320,7 +329,7 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
     entitled = np.where(info.robber >= 0, info.robber, info.declined)
     entitled = np.where((entitled < 0) & (info.phase == PHASE_ROB), info.current, entitled)
     a = np.flatnonzero(ace_open & (entitled > 0))
-    played_count = (info.played_by[:, :, None] == seats[None, None, :]).sum(axis=1)
+    played_count = _per_seat_counts(info.played_by, n)
     room = HAND_SIZE - played_count[a, entitled[a]] - (holders[a] == entitled[a][:, None]).sum(axis=1)
     # Shown to hold no such trump: a trump void, or a renege in the trick on the table.
     keeps = (room > 0) & ~forbidden[a, entitled[a], ace[a]]
@@ -342,7 +351,7 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
         first = ace_open & (entitled < 0) & (info.trick_number == 0)
         forbidden[rows[:, None], seats[None, :], ace[:, None]] |= answered_plain & first[:, None]
 
-    held = (holders[:, :, None] == seats[None, None, :]).sum(axis=1)  # (B, n) assigned so far
+    held = _per_seat_counts(holders, n)  # (B, n) assigned so far
     slots = HAND_SIZE - played_count - held
     slots[:, 0] = 0
     if np.any(slots < 0):
@@ -377,6 +386,18 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
     return holders, discards
 
 
+def _largest_first(score: np.ndarray, count: int) -> np.ndarray:
+    """``(k, count)``: the columns of each row's ``count`` largest scores, largest first; the first
+    ``count`` columns of a descending argsort, found by ``count`` argmaxes (a hand is at most 5 cards)."""
+    score = score.copy()
+    rows = np.arange(len(score))
+    top = np.empty((len(score), count), np.int64)
+    for place in range(count):
+        top[:, place] = score.argmax(axis=1)
+        score[rows, top[:, place]] = -np.inf
+    return top
+
+
 def _deal_unknown(unknown, slots, forbidden, rng):
     """Deal ``slots`` (k, n) cards per seat from ``unknown`` (k, 52), avoiding ``forbidden``
     (k, n, 52). Returns ``(ok (k,), filled (k, 52) seat or -1)``."""
@@ -396,8 +417,8 @@ def _deal_unknown(unknown, slots, forbidden, rng):
         allowed = free & ~forbidden[rows, seat]
         ok &= allowed.sum(axis=1) >= need
         score = np.where(allowed, rng.random(allowed.shape), -1.0)
-        top = np.argsort(-score, axis=1)[:, :HAND_SIZE]
-        take = (np.arange(HAND_SIZE)[None, :] < need[:, None]) & (score[rows[:, None], top] >= 0)
+        top = _largest_first(score, int(need.max()))
+        take = (np.arange(top.shape[1])[None, :] < need[:, None]) & (score[rows[:, None], top] >= 0)
         g, j = np.nonzero(take)
         cards = top[g, j]
         filled[g, cards] = seat[g]
@@ -459,7 +480,6 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
     n = info.num_players
     B = len(info.phase)
     rows = np.arange(B)
-    seats = np.arange(n)
     holders = np.asarray(holders)
     if holders.shape != (B, NUM_CARDS) or not np.issubdtype(holders.dtype, np.integer):
         raise ValueError(f"holders must be integers of shape ({B}, {NUM_CARDS}), got {holders.shape} {holders.dtype}")
@@ -472,7 +492,7 @@ def games_from_information(observations, holders, discards=None, rules: Rules | 
     bad = np.flatnonzero(((holders >= 0) & (info.played_by >= 0)).any(axis=1))
     if len(bad):
         raise ValueError(f"row {bad[0]}: holders puts a played card in a hand")
-    counts = (holders[:, :, None] == seats).sum(axis=1) + (info.played_by[:, :, None] == seats).sum(axis=1)
+    counts = _per_seat_counts(holders, n) + _per_seat_counts(info.played_by, n)
     bad = np.flatnonzero((counts != HAND_SIZE).any(axis=1))
     if len(bad):
         raise ValueError(f"row {bad[0]}: each seat must hold and have played {HAND_SIZE} cards in all, "

@@ -16,7 +16,7 @@ import pytest
 import spoilfive_env.dealing as dealing
 import spoilfive_env.determinize as determinize
 from agents.base import sample_legal
-from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_RANKS, card_index
+from spoilfive_env.cards import ACE, ACE_OF_TRUMPS, EFFECTIVE_SUIT, NUM_CARDS, NUM_RANKS, card_index
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.dealing import deal_uniform, needs_exact_deal
 from spoilfive_env.determinize import read_information, sample_hidden
@@ -169,3 +169,40 @@ def test_sample_hidden_is_uniform_over_the_deals_a_ten_player_observation_allows
     monkeypatch.setattr(determinize, "needs_exact_deal", lambda unknown, slots, forbidden: np.zeros(len(unknown), bool))
     drawn, _ = sample_hidden(np.repeat(obs[chosen:chosen + 1], DRAWS, 0), np.random.default_rng(2), rules)
     assert largest_z(drawn, deals, n) > 10
+
+
+def test_the_fast_helpers_give_what_their_plain_forms_give():
+    """The sampler's speed-ups (a bincount, packed bits, argmaxes, an inverse permutation) decide the
+    same as the (B, 52, n) comparisons and full argsorts they replaced: the same deals from the same
+    random numbers."""
+    rng = np.random.default_rng(5)
+    k, n = 3000, 5
+    seat_of_card = rng.integers(-1, n, (k, NUM_CARDS)).astype(np.int8)
+    plain = (seat_of_card[:, :, None] == np.arange(n)).sum(axis=1)
+    assert np.array_equal(determinize._per_seat_counts(seat_of_card, n), plain)
+
+    unknown = rng.random((k, NUM_CARDS)) < 0.5
+    forbidden = rng.random((k, n, NUM_CARDS)) < 0.03
+    forbidden[::2, :, 40:] = False  # many rows whose seats are restricted alike
+    forbidden[::3] = False
+    slots = rng.integers(0, 3, (k, n))
+    restricted = forbidden & unknown[:, None, :]
+    code = (restricted.astype(np.uint64) << np.arange(NUM_CARDS, dtype=np.uint64)).sum(axis=2, dtype=np.uint64)
+    seated = (slots > 0) & restricted.any(axis=2)
+    alike = np.where(seated, code, np.iinfo(np.uint64).max).min(axis=1) == np.where(seated, code, 0).max(axis=1)
+    flags = needs_exact_deal(unknown, slots, forbidden)
+    assert np.array_equal(flags, seated.any(axis=1) & ~alike) and 0.05 < flags.mean() < 0.95
+
+    score = np.where(rng.random((k, NUM_CARDS)) < 0.2, rng.random((k, NUM_CARDS)), -1.0)
+    top = determinize._largest_first(score, 5)
+    full = np.argsort(-score, axis=1)[:, :5]
+    counted = np.take_along_axis(score, full, axis=1) >= 0  # past the allowed cards, ties at -1 in any order
+    assert np.array_equal(top[counted], full[counted]) and (~counted).any()
+
+    mask = rng.random((k, 30)) < 0.8
+    keys = np.where(mask, np.random.default_rng(9).random((k, 30)), 2.0)  # the numbers _split draws
+    place = np.argsort(np.argsort(keys, axis=1), axis=1)
+    counts, owners = np.array([3, 5, 4]), np.array([7, 8, 9])
+    expected = np.append(owners, -1)[(place[:, :, None] >= np.cumsum(counts)[None, None, :]).sum(axis=2)]
+    split = dealing._split(mask, owners, counts, np.random.default_rng(9))
+    assert np.array_equal(split, np.where(mask, expected, -1))

@@ -346,6 +346,29 @@ def test_policy_agent_plays_whole_hands_legally_at_every_table_size(greedy):
             core.step(agent.act_batch(core.observe(), core.legal_mask()))  # raises on an illegal action
 
 
+def test_a_greedy_policy_agent_leaves_forced_moves_to_the_mask_and_a_sampling_one_asks_the_network_for_all():
+    torch.manual_seed(2)
+    net = PolicyNet(hidden=(32,), critic="local")
+    core = SpoilFiveCore(600, rules=Rules(num_players=4), seed=3)
+    for _ in range(9):  # into the tricks, where some moves are forced
+        core.step(random_legal(np.random.default_rng(0), core.legal_mask()))
+    observations, masks = core.observe(), core.legal_mask()
+    forced = masks.sum(axis=1) == 1
+    assert 0 < forced.sum() < len(masks)
+    with torch.inference_mode():
+        expected = MaskedCategorical(net.logits(torch.as_tensor(observations)), torch.as_tensor(masks)).mode().numpy()
+    asked = []
+    logits = net.logits
+    net.logits = lambda obs, trump=None: asked.append(len(obs)) or logits(obs, trump)
+    greedy = PolicyAgent(net, seed=0)
+    assert np.array_equal(greedy.act_batch(observations, masks), expected)
+    assert asked == [int((~forced).sum())]
+    assert np.array_equal(greedy.act_batch(observations[forced], masks[forced]), masks[forced].argmax(axis=1))
+    assert asked == [int((~forced).sum())]  # a batch of forced moves never reaches the network
+    PolicyAgent(net, seed=0, greedy=False).act_batch(observations, masks)
+    assert asked[-1] == len(masks)
+
+
 def test_seat_gae_matches_a_per_trajectory_reference():
     train = load_train_module()
     rng = np.random.default_rng(0)

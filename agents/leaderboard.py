@@ -158,12 +158,30 @@ def _agent_row(name: str, tables: list[dict], rating: float, rating_ci: float) -
     return row
 
 
+def board_agents(agents) -> list[str]:
+    """The agent specs of a board, stripped (blank ones left out), or a ``ValueError``: fewer than two, one
+    given twice (a typo, most likely, as a repeated table size: not an agent to drop silently), not a spec."""
+    given = [agents] if isinstance(agents, str) else list(agents)  # a string is one spec, not its letters
+    odd = [a for a in given if not isinstance(a, str)]
+    if odd:
+        raise ValueError(f"agent {odd[0]!r} is not allowed: the leaderboard takes agent specs (names, "
+                         "name:key=value specs, checkpoint paths)")
+    names = [a.strip() for a in given if a.strip()]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"agents {', '.join(names)} are not allowed: give each agent once "
+                         f"({', '.join(repeated)} more than once)")
+    if len(names) < 2:
+        raise ValueError(f"a leaderboard needs at least two different agents, got {agents!r}")
+    return names
+
+
 def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: int = 0, *,
                 ray: str | bool | None = None, progress=None) -> dict:
     """Play every pairing at every table size and return the board (what ``--json`` prints).
 
     Args:
-        agents: at least two distinct agent specs (names, ``name:key=value`` specs, paths).
+        agents: at least two distinct agent specs (names, ``name:key=value`` specs, paths), each once.
         players: table sizes.
         deals: duplicate deals per tournament (each under every rotation).
         seed: seed of the deals (the same deals for every pairing of a size) and of the agents.
@@ -176,17 +194,10 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
         rating], "tables": [one per pairing]}}, "seconds"}``.
 
     Raises:
-        ValueError: fewer than two distinct agents, a bad spec, or a bad table size.
+        ValueError: fewer than two agents, an agent given twice, a bad spec, or a bad table size.
         ImportError: choix, the rating library, is not installed (before any play).
     """
-    given = [agents] if isinstance(agents, str) else list(agents)  # a string is one spec, not its letters
-    odd = [a for a in given if not isinstance(a, str)]
-    if odd:
-        raise ValueError(f"agent {odd[0]!r} is not allowed: the leaderboard takes agent specs (names, "
-                         "name:key=value specs, checkpoint paths)")
-    names = list(dict.fromkeys(a.strip() for a in given if a.strip()))
-    if len(names) < 2:
-        raise ValueError(f"a leaderboard needs at least two different agents, got {agents!r}")
+    names = board_agents(agents)
     sizes = [] if isinstance(players, str) or not isinstance(players, Iterable) else list(players)
     bad = [n for n in sizes if not (is_integer(n) and MIN_PLAYERS <= n <= MAX_PLAYERS)]
     if not sizes or bad:
@@ -320,9 +331,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true",
                         help="no report of each tournament, nor its progress bar, on standard error")
     args = parser.parse_args(argv)
-    specs = list(dict.fromkeys(s.strip() for s in args.agents.split(",") if s.strip()))
-    if len(specs) < 2:
-        parser.error(f"--agents {args.agents!r}: give at least two different agents")
+    try:
+        specs = board_agents(args.agents.split(","))
+    except ValueError as error:
+        parser.error(f"--agents {args.agents!r}: {error}")
     refuse_bad_agents(parser, "--agents", specs)
     if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
         refuse_bad_plot_path(parser, args.plot)

@@ -210,7 +210,8 @@ def test_the_human_table(capsys):
 
 @pytest.mark.parametrize("argv, says", [
     (["--agents", "greedy"], "at least two"),
-    (["--agents", "greedy,greedy"], "at least two"),
+    (["--agents", "greedy,greedy"], "give each agent once (greedy more than once)"),
+    (["--agents", "ppo,greedy,ppo"], "agents ppo, greedy, ppo are not allowed: give each agent once"),  # was dropped
     (["--agents", "greedy,nobody"], "unknown agent 'nobody'"),
     (["--agents", "greedy,random", "--players", "1,4"], "table sizes"),
     (["--agents", "greedy,random", "--players", "four"], "table sizes"),
@@ -250,6 +251,8 @@ def test_bad_calls_of_the_function():
         leaderboard(["greedy", "random"], players=(11,), deals=5)
     with pytest.raises(ValueError, match=r"table sizes \[3, 4, 3\] are not allowed: give distinct table sizes"):
         leaderboard(["greedy", "random"], players=[3, 4, 3], deals=5)  # was played once, the 3 dropped silently
+    with pytest.raises(ValueError, match=r"agents greedy, random, greedy are not allowed: give each agent once"):
+        leaderboard(["greedy", "random", " greedy"], players=[3], deals=5)  # was played as greedy, random
 
 
 @pytest.mark.parametrize("agents, players, says", [

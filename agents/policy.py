@@ -244,18 +244,39 @@ class CardLinear(nn.Module):
         trump = trump_of(obs) if trump is None else trump
         if obs.device.type != "cpu":  # on a GPU gathering the inputs is cheap, and nothing waits
             return self.linear(self.encode(obs, trump))
-        weight = torch.cat([self.linear.weight, self.linear.weight.new_zeros(self.linear.out_features, 1)], 1)
+        weights = self._weights_by_trump()
         rows, outputs = [], []
         for suit in range(NUM_SUITS):
             idx = (trump == suit).nonzero(as_tuple=True)[0]
             if len(idx):
                 rows.append(idx)
-                outputs.append(nn.functional.linear(obs.index_select(0, idx),
-                                                    weight.index_select(1, self.inverse[suit]), self.linear.bias))
+                outputs.append(nn.functional.linear(obs.index_select(0, idx), weights[suit], self.linear.bias))
         order = torch.cat(rows)
         stacked = torch.cat(outputs)
         return stacked.new_empty(stacked.shape).index_copy(0, order, stacked)
 
+
+    def _weights_by_trump(self) -> list[torch.Tensor]:
+        """For each trump suit, the weight with its columns in the observation's order. Without a gradient
+        (acting) they are kept until the weight changes (a copy or an optimiser step bumps its version): a
+        search's many small batches would otherwise permute the whole weight four times for each."""
+        weight = self.linear.weight
+        if torch.is_grad_enabled() and weight.requires_grad:
+            return self._permuted(weight)
+        kept_for, kept_version, kept = getattr(self, "_kept", (None, None, None))
+        if kept_for is not weight or kept_version != weight._version:  # (the very tensor: no reused address)
+            with torch.no_grad():
+                kept = self._permuted(weight)
+            self._kept = (weight, weight._version, kept)
+        return kept
+
+    def __getstate__(self):  # a pickled or copied layer leaves its kept weights behind (rebuilt on use)
+        state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__
+        return {key: value for key, value in state.items() if key != "_kept"}
+
+    def _permuted(self, weight: torch.Tensor) -> list[torch.Tensor]:
+        padded = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
+        return [padded.index_select(1, self.inverse[suit]) for suit in range(NUM_SUITS)]
 
     def encode(self, obs: torch.Tensor, trump: torch.Tensor | None = None) -> torch.Tensor:
         """The encoded input ``(B, CANONICAL_DIM)`` itself (what the GPU path multiplies)."""

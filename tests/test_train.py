@@ -369,6 +369,26 @@ def test_a_greedy_policy_agent_leaves_forced_moves_to_the_mask_and_a_sampling_on
     assert asked[-1] == len(masks)
 
 
+def test_the_first_layer_keeps_its_permuted_weights_only_while_the_weights_are_unchanged():
+    torch.manual_seed(3)
+    net = PolicyNet(hidden=(32,), critic="local")
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=4)
+    obs = torch.as_tensor(core.observe())
+    with torch.inference_mode():
+        before = net.logits(obs)  # kept from here on
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
+    net.logits(obs).square().mean().backward()  # with a gradient: computed afresh
+    optimizer.step()  # changes the weights in place
+    fresh = PolicyNet(hidden=(32,), critic="local")
+    fresh.load_state_dict(net.state_dict())
+    with torch.inference_mode():
+        after, expected = net.logits(obs), fresh.logits(obs)
+    assert torch.equal(after, expected) and not torch.equal(after, before)
+    net.actor_first.linear.weight = torch.nn.Parameter(torch.zeros_like(net.actor_first.linear.weight))
+    with torch.inference_mode():  # a new weight tensor, not a stale copy of the old one
+        assert torch.equal(net.logits(obs), net.actor_head(torch.relu(net.actor_first.linear.bias).expand(64, -1)))
+
+
 def test_seat_gae_matches_a_per_trajectory_reference():
     train = load_train_module()
     rng = np.random.default_rng(0)

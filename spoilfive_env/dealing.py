@@ -189,7 +189,10 @@ def _split(mask, owners, counts, rng):
     order = np.argsort(keys, axis=1)
     rank = np.empty_like(order)                                        # each card's place in the shuffle
     np.put_along_axis(rank, order, np.arange(keys.shape[1])[None, :], axis=1)
-    bounds = np.cumsum(np.broadcast_to(np.asarray(counts, np.int64), (len(mask), len(owners))), axis=1)
-    which = (rank[:, :, None] >= bounds[:, None, :]).sum(axis=2)
+    counts = np.asarray(counts, np.int64)
+    if counts.ndim == 1:  # the same counts in every row: each place's owner once, then looked up
+        which = np.searchsorted(np.cumsum(counts), np.arange(mask.shape[1]), side="right")[rank]
+    else:
+        which = (rank[:, :, None] >= np.cumsum(counts, axis=1)[:, None, :]).sum(axis=2)
     owner_of = np.append(np.asarray(owners, np.int64), -1)
     return np.where(mask, owner_of[which], -1)

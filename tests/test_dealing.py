@@ -206,3 +206,7 @@ def test_the_fast_helpers_give_what_their_plain_forms_give():
     expected = np.append(owners, -1)[(place[:, :, None] >= np.cumsum(counts)[None, None, :]).sum(axis=2)]
     split = dealing._split(mask, owners, counts, np.random.default_rng(9))
     assert np.array_equal(split, np.where(mask, expected, -1))
+    per_row = rng.integers(0, 6, (k, 3))  # counts row by row
+    expected = np.append(owners, -1)[(place[:, :, None] >= np.cumsum(per_row, axis=1)[:, None, :]).sum(axis=2)]
+    split = dealing._split(mask, owners, per_row, np.random.default_rng(9))
+    assert np.array_equal(split, np.where(mask, expected, -1))

@@ -48,6 +48,7 @@ included); ``trained`` counts the current policy's non-forced decisions, the PPO
 
 import argparse
 import ast
+import copy
 import csv
 import dataclasses
 import json
@@ -472,7 +473,9 @@ def evaluate_against_spoilers(net: PolicyNet, sizes: list[int], deals: int, seed
     """One policy seat against a table of spoilers at each size (agents.evaluate)."""
     from agents.evaluate import evaluate
 
-    agent = PolicyAgent(net, seed=seed, greedy=True, name="policy", device=device)
+    # played as agent.pt will be when loaded: the dense product, not training's sparse one (the same moves to the bit)
+    acting = copy.deepcopy(net).use_sparse_inputs(False)
+    agent = PolicyAgent(acting, seed=seed, greedy=True, name="policy", device=device)
     results = {}
     for n in sizes:
         report = evaluate([agent, "spoiler"], num_players=n, deals=deals, seed=seed)

@@ -369,24 +369,79 @@ def test_a_greedy_policy_agent_leaves_forced_moves_to_the_mask_and_a_sampling_on
     assert asked[-1] == len(masks)
 
 
-def test_the_first_layer_keeps_its_permuted_weights_only_while_the_weights_are_unchanged():
+def test_the_first_layer_keeps_its_permuted_weights_only_while_frozen_weights_are_unchanged():
     torch.manual_seed(3)
-    net = PolicyNet(hidden=(32,), critic="local")
     core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=4)
     obs = torch.as_tensor(core.observe())
+    net = PolicyNet(hidden=(32,), critic="local")
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.5, fused=True)  # train.py's: it bumps no version
     with torch.inference_mode():
-        before = net.logits(obs)  # kept from here on
-    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
-    net.logits(obs).square().mean().backward()  # with a gradient: computed afresh
-    optimizer.step()  # changes the weights in place
+        before = net.logits(obs)
+    net.logits(obs).square().mean().backward()
+    optimizer.step()
     fresh = PolicyNet(hidden=(32,), critic="local")
     fresh.load_state_dict(net.state_dict())
+    with torch.inference_mode():  # a trainable network's rollout after a step acts with the new weights
+        after = net.logits(obs)
+        assert torch.equal(after, fresh.logits(obs)) and not torch.equal(after, before)
+
+    frozen = fresh.requires_grad_(False)  # as load_policy_agent's: kept from the first batch on
     with torch.inference_mode():
-        after, expected = net.logits(obs), fresh.logits(obs)
-    assert torch.equal(after, expected) and not torch.equal(after, before)
-    net.actor_first.linear.weight = torch.nn.Parameter(torch.zeros_like(net.actor_first.linear.weight))
-    with torch.inference_mode():  # a new weight tensor, not a stale copy of the old one
-        assert torch.equal(net.logits(obs), net.actor_head(torch.relu(net.actor_first.linear.bias).expand(64, -1)))
+        frozen.logits(obs)
+        kept = frozen.actor_first._kept[2]
+        frozen.logits(obs[:5])
+        assert frozen.actor_first._kept[2] is kept
+    frozen.load_state_dict(PolicyNet(hidden=(32,), critic="local").state_dict())  # a copy bumps the version
+    other = PolicyNet(hidden=(32,), critic="local")
+    other.load_state_dict(frozen.state_dict())
+    with torch.inference_mode():
+        assert torch.equal(frozen.logits(obs), other.logits(obs)) and frozen.actor_first._kept[2] is not kept
+    assert not load_policy_agent("ppo").net.actor_first.linear.weight.requires_grad
+
+
+@pytest.mark.parametrize("encoding", ["canonical", "raw"])
+def test_the_sparse_product_of_training_is_the_dense_one_up_to_rounding(encoding):
+    rows = []
+    for n in (2, 4, 7):
+        core = SpoilFiveCore(40, rules=Rules(num_players=n), seed=n)
+        for _ in range(2 * n):  # into the hand: played cards, voids, tricks
+            rows.append(core.observe())
+            core.step(random_legal(np.random.default_rng(n), core.legal_mask()))
+    obs = torch.as_tensor(np.concatenate(rows + [np.zeros((1, OBS_DIM), np.float32)]))  # and a row of zeros
+    assert ((obs != 0) & (obs != 1)).any()  # values that are not 0 or 1 (the pool, chips) weigh their columns
+    torch.manual_seed(5)
+    net = PolicyNet(hidden=(64, 32), critic="local", encoding=encoding)
+    upstream = torch.randn(len(obs))
+    found = {}
+    for sparse in (False, True):
+        net.zero_grad()
+        net.use_sparse_inputs(sparse)
+        logits, value = net.logits(obs), net.value(obs)
+        (logits.sum(dim=1) * upstream + value).sum().backward()
+        found[sparse] = (logits.detach(), value.detach(), net.actor_first.linear.weight.grad.clone(),
+                         net.critic_first.linear.weight.grad.clone())
+    for dense, sparse in zip(found[False], found[True], strict=True):
+        assert torch.allclose(dense, sparse, rtol=1e-4, atol=1e-4 * float(dense.abs().max()))
+    assert not torch.equal(found[False][2], found[True][2])  # the sparse sum really ran
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):  # bf16: the dense product, as fast there
+        assert torch.equal(net.use_sparse_inputs(True).logits(obs), net.use_sparse_inputs(False).logits(obs))
+    net.use_sparse_inputs(True)
+    assert net.actor_first.sparse_inputs and not PolicyNet().actor_first.sparse_inputs  # acting stays dense
+
+
+def test_training_networks_read_sparse_inputs_and_its_checks_play_dense(monkeypatch):
+    from spoilfive_integrations.selfplay import policy_net
+
+    train = load_train_module()
+    net = policy_net({"hidden": "32", "critic": "local", "encoding": "canonical"})
+    assert net.actor_first.sparse_inputs and net.critic_first.sparse_inputs
+    played = []
+    monkeypatch.setattr("agents.evaluate.evaluate", lambda agents, **kwargs: played.append(agents[0].net) or {
+        "agents": {"policy": dict.fromkeys(("pool_share", "pool_share_ci95", "fair_share", "mean_equity",
+                                            "equity_ci95"), 0.0)}, "table": {"spoil_rate": 0.0}})
+    train.evaluate_against_spoilers(net, [3], 4, 0, torch.device("cpu"))
+    assert not played[0].actor_first.sparse_inputs and not played[0].critic_first.sparse_inputs
+    assert net.actor_first.sparse_inputs  # the training network itself is left as it was
 
 
 def test_seat_gae_matches_a_per_trajectory_reference():

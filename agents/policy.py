@@ -273,7 +273,6 @@ class CardLinear(nn.Module):
         stacked = torch.cat(outputs)
         return stacked.new_empty(stacked.shape).index_copy(0, order, stacked)
 
-
     def _sparse_product(self, obs: torch.Tensor, trump: torch.Tensor | None) -> torch.Tensor:
         """The layer as the sum of the weight columns of each row's entries that are not zero, each times its
         value (in the encoded layout: each entry's column for the row's trump; a dropped one is left out)."""

@@ -295,6 +295,7 @@ class CardLinear(nn.Module):
         made afresh: a fused optimiser step changes the weight without bumping its version."""
         weight = self.linear.weight
         if weight.requires_grad:
+            self.__dict__.pop("_kept", None)  # frozen again after training: kept afresh then
             return self._permuted(weight)
         kept_for, kept_version, kept = getattr(self, "_kept", (None, None, None))
         if kept_for is not weight or kept_version != weight._version:  # (the very tensor: no reused address)
@@ -737,7 +738,9 @@ def torch_generator_kept_on_error():
 def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
                       device: str | torch.device = "cpu") -> PolicyAgent:
     """A :class:`PolicyAgent` from a checkpoint path or a shipped name; refuses a misfit file, a ``greedy``
-    that is not a bool, a seed that is not one and a device this machine has not (before reading the file)."""
+    that is not a bool, a seed that is not one and a device this machine has not (before reading the file).
+    The agent acts, so its network is frozen (``requires_grad`` off, which lets its first layer keep its
+    permuted weights); to train it further, ``agent.net.requires_grad_(True)``, or ``train.py --init-from``."""
     greedy, device = checked_greedy(greedy), checked_device(device)
     checked_seed(seed)
     path = resolve_checkpoint(path)

@@ -278,14 +278,14 @@ class CardLinear(nn.Module):
         value (in the encoded layout: each entry's column for the row's trump; a dropped one is left out)."""
         rows, columns = obs.nonzero(as_tuple=True)  # row by row, as the bags' offsets need
         values = obs[rows, columns]
-        if self.encoding == "canonical":
+        weight = self.linear.weight
+        if self.encoding == "canonical":  # a dropped entry's column is CANONICAL_DIM: a row of zeros
             trump = trump_of(obs) if trump is None else trump
             columns = self.inverse[trump[rows], columns]
-            kept = columns < CANONICAL_DIM
-            rows, columns, values = rows[kept], columns[kept], values[kept]
+            weight = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
         offsets = torch.searchsorted(rows, torch.arange(len(obs), device=obs.device))
-        summed = nn.functional.embedding_bag(columns, self.linear.weight.t().contiguous(), offsets, mode="sum",
-                                             per_sample_weights=values.to(self.linear.weight.dtype))
+        summed = nn.functional.embedding_bag(columns, weight.t().contiguous(), offsets, mode="sum",
+                                             per_sample_weights=values.to(weight.dtype))
         return summed + self.linear.bias
 
     def _weights_by_trump(self) -> list[torch.Tensor]:

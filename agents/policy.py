@@ -226,6 +226,12 @@ def _cpu_autocast() -> bool:
         return torch.is_autocast_cpu_enabled()
 
 
+def _with_zero_column(weight: torch.Tensor) -> torch.Tensor:
+    """The encoded weight ``(out, CANONICAL_DIM)`` and a zero column, where ``CANONICAL_INVERSE`` sends the
+    observation column the encoding drops."""
+    return torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
+
+
 class CardLinear(nn.Module):
     """The first layer of a network, on the ``canonical`` or the ``raw`` encoding.
 
@@ -275,14 +281,14 @@ class CardLinear(nn.Module):
 
     def _sparse_product(self, obs: torch.Tensor, trump: torch.Tensor | None) -> torch.Tensor:
         """The layer as the sum of the weight columns of each row's entries that are not zero, each times its
-        value (in the encoded layout: each entry's column for the row's trump; a dropped one is left out)."""
+        value (in the encoded layout: each entry's column for the row's trump; a dropped one reads the zero column)."""
         rows, columns = obs.nonzero(as_tuple=True)  # row by row, as the bags' offsets need
         values = obs[rows, columns]
         weight = self.linear.weight
-        if self.encoding == "canonical":  # a dropped entry's column is CANONICAL_DIM: a row of zeros
+        if self.encoding == "canonical":  # a dropped entry's column is CANONICAL_DIM: the zero column
             trump = trump_of(obs) if trump is None else trump
             columns = self.inverse[trump[rows], columns]
-            weight = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
+            weight = _with_zero_column(weight)
         offsets = torch.searchsorted(rows, torch.arange(len(obs), device=obs.device))
         summed = nn.functional.embedding_bag(columns, weight.t().contiguous(), offsets, mode="sum",
                                              per_sample_weights=values.to(weight.dtype))
@@ -309,7 +315,7 @@ class CardLinear(nn.Module):
         return {key: value for key, value in state.items() if key != "_kept"}
 
     def _permuted(self, weight: torch.Tensor) -> list[torch.Tensor]:
-        padded = torch.cat([weight, weight.new_zeros(weight.shape[0], 1)], 1)
+        padded = _with_zero_column(weight)
         return [padded.index_select(1, self.inverse[suit]) for suit in range(NUM_SUITS)]
 
     def encode(self, obs: torch.Tensor, trump: torch.Tensor | None = None) -> torch.Tensor:

@@ -349,6 +349,11 @@ class SpoilFiveVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new episode in every game. ``seed`` (an int) reproduces the deals, seats and opponents."""
+        if isinstance(seed, (list, tuple, np.ndarray)):  # Gymnasium's SyncVectorEnv takes one seed per game
+            raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}: a list of seeds, one "
+                             f"per game, is not taken, since the {self.num_envs} games step in one core batch from "
+                             "one generator; one int seeds them all and reproduces every game's deals, seats and "
+                             "opponents")
         seed = checked_reset(seed, options, type(self).__name__)
         if seed is not None:
             self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed

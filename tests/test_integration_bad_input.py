@@ -57,6 +57,17 @@ def test_the_gymnasium_envs_refuse_a_bad_seed_in_their_own_words_and_change_noth
         assert env_state(env) == before
 
 
+def test_the_vector_env_says_why_it_takes_one_seed_not_a_list():
+    vector = make_both()[1]
+    vector.reset(seed=0)
+    before = env_state(vector)
+    for seeds in ([1, 2, 3], (1, 2, 3), np.arange(3)):
+        with pytest.raises(ValueError, match="a list of seeds, one per game, is not taken, since the 3 games step "
+                                             "in one core batch from one generator; one int seeds them all"):
+            vector.reset(seed=seeds)
+        assert env_state(vector) == before
+
+
 @pytest.mark.parametrize("options, says", [
     (5, "options=5 is not allowed: give a dict"), ("abc", "options='abc' is not allowed"),
     ({1: 2, "a": 3}, "unknown reset options 'a', 1"), ({"dealer": 0}, "unknown reset options 'dealer'"),

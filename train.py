@@ -190,6 +190,12 @@ class Args:
     """at an opponent table, the chance that each seat is the current policy (at least one is)"""
     snapshot_every: int = 20
     """save a frozen snapshot of the policy for the league every this many iterations"""
+    snapshot_sampling: str = "uniform"
+    """how each iteration draws the snapshot of the league's snapshot tables: uniform, or pfsp (prioritised
+    fictitious self-play: the snapshots the current policy does worst against come most often)"""
+    pfsp_temperature: float = 0.1
+    """with --snapshot-sampling pfsp: each snapshot is drawn with weight exp(-E / T), E the current policy's recent
+    equity a hand at its tables (0 for one not played yet)"""
     eval_every: int = 25
     """evaluate against spoiler tables every this many iterations (0: only at the end)"""
     eval_players: str = "3,4,5"
@@ -225,7 +231,8 @@ RESUME_LOCATORS = ("run_name", "runs_dir", "exp_name", "seed")  # name the run t
 PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's (a resumed run may change it)
 
 
-CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS}
+CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS,
+           "snapshot_sampling": ("uniform", "pfsp")}
 MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
 MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
 # (smallest, largest) allowed value of each numeric option; None: no bound on that side.
@@ -238,8 +245,9 @@ RANGES = {
     "vf_coef": (0.0, MAX_COEF), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
     "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, MAX_DEALS),
     "final_eval_deals": (0, MAX_DEALS), "save_every": (1, None), "workers": (1, None),
+    "pfsp_temperature": (0.0, None),
 }
-ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm")  # a zero here would train nothing
+ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "pfsp_temperature")  # a zero here would train nothing
 SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -326,7 +334,14 @@ def check_args(args: Args) -> None:
     eval_sizes = int_list("eval_players", args.eval_players, MIN_PLAYERS, MAX_PLAYERS)
     if len(set(eval_sizes)) != len(eval_sizes):
         raise ValueError(f"{flag('eval_players')} {args.eval_players!r}: give distinct table sizes")
-    opponent_weight = parse_weights(args.league)[TABLE_KINDS.index("opponent")]
+    league = parse_weights(args.league)
+    if args.snapshot_sampling == "uniform" and args.pfsp_temperature != Args.pfsp_temperature:
+        raise ValueError(f"--pfsp-temperature {args.pfsp_temperature:g} would change nothing: it weighs the snapshots "
+                         "drawn by --snapshot-sampling pfsp")
+    if args.snapshot_sampling == "pfsp" and not league[TABLE_KINDS.index("snapshot")] > 0:
+        raise ValueError(f"--snapshot-sampling pfsp would draw nothing: --league {args.league!r} plays no snapshot "
+                         "tables; give them a weight, snapshot=W")
+    opponent_weight = league[TABLE_KINDS.index("opponent")]
     if opponent_weight > 0 and not args.opponent:
         raise ValueError(f"--league {args.league!r} draws opponent tables: name their agent with --opponent SPEC")
     if args.opponent:
@@ -435,6 +450,30 @@ def parse_weights(text: str) -> np.ndarray:
         raise ValueError(f"--league {text!r}: weights must be non-negative and not all zero")
     weights = weights / weights.max()  # first: a sum of huge weights would overflow to inf
     return weights / weights.sum()
+
+
+PFSP_MEMORY = 0.5
+"""How far one iteration's equity against a snapshot moves the running figure that --snapshot-sampling pfsp
+weighs it by: the current policy keeps changing, so older figures count less."""
+
+
+def pfsp_probabilities(equities, temperature: float) -> np.ndarray:
+    """Prioritised fictitious self-play (AlphaStar's PFSP, with the equity a hand in place of a win rate):
+    each snapshot's chance of being drawn, ``exp(-E / temperature)`` normalised, where ``E`` is the
+    current policy's equity at that snapshot's tables. The snapshots it does worst against come most often."""
+    logits = -np.asarray(equities, np.float64) / temperature
+    weights = np.exp(logits - logits.max())  # the largest is 1: no overflow at any temperature
+    return weights / weights.sum()
+
+
+def draw_snapshot(snapshots: list, iteration: int, args: Args, equity_against: dict):
+    """The snapshot that this iteration's snapshot tables play: drawn uniformly, or by
+    :func:`pfsp_probabilities` over ``equity_against`` (file name -> running equity; 0 for one not yet played)."""
+    rng = np.random.default_rng([args.seed, iteration, 7])
+    if args.snapshot_sampling == "uniform":
+        return snapshots[rng.integers(len(snapshots))]
+    chances = pfsp_probabilities([equity_against.get(path.name, 0.0) for path in snapshots], args.pfsp_temperature)
+    return snapshots[rng.choice(len(snapshots), p=chances)]
 
 
 def seat_gae(values, reward, next_row, step_offsets, gamma: float, lam: float) -> np.ndarray:
@@ -733,7 +772,7 @@ def main(argv=None) -> dict:
     csv_fields = (["iteration", "decisions", "trained", "seconds", "decisions_per_s", "trained_per_s",
                    "learning_rate", "value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac",
                    "explained_variance", "hands", "self_spoil_rate"]
-                  + [f"equity_vs_{k}" for k in TABLE_KINDS[1:]]
+                  + [f"equity_vs_{k}" for k in TABLE_KINDS[1:]] + ["snapshot"]
                   + [f"eval_{n}p_{m}" for n in eval_sizes for m in ("share", "share_ci", "equity", "equity_ci")])
     with open(csv_path, "w", newline="") as f:
         table = csv.DictWriter(f, csv_fields, extrasaction="ignore")
@@ -844,7 +883,7 @@ def main(argv=None) -> dict:
         # same seat's next one or carrying the hand's equity (spoilfive_integrations/selfplay.py)
         t0 = time.perf_counter()
         snapshots = snapshot_files()
-        pick = snapshots[np.random.default_rng([args.seed, iteration, 7]).integers(len(snapshots))]
+        pick = draw_snapshot(snapshots, iteration, args, progress.get("snapshot_equity", {}))
         snapshot = torch.load(pick, map_location="cpu", weights_only=True)["state_dict"]
         if workers is None:
             batch = rollout.collect(iteration, snapshot=snapshot, stop=stop)
@@ -955,6 +994,11 @@ def main(argv=None) -> dict:
         for kid in range(1, len(TABLE_KINDS)):
             if stats[f"eq_n_{kid}"]:
                 row[f"equity_vs_{TABLE_KINDS[kid]}"] = stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"]
+        row["snapshot"] = int(pick.stem.removeprefix("iter_"))
+        if args.snapshot_sampling == "pfsp" and "equity_vs_snapshot" in row:
+            equity_against = progress.setdefault("snapshot_equity", {})
+            earlier = equity_against.get(pick.name, row["equity_vs_snapshot"])
+            equity_against[pick.name] = earlier + PFSP_MEMORY * (row["equity_vs_snapshot"] - earlier)
         writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
         writer.add_scalar("charts/update_threads", threads, step)
         writer.add_scalar("charts/decisions_per_s", row["decisions_per_s"], step)

@@ -96,6 +96,8 @@ def out_of_range_values(train):
         (["--init-from", "no-such-checkpoint"], "--init-from"), (["--init-from", "ppo", "--hidden", "64"], "--hidden"),
         (["--hidden", "16,,16"], "--hidden '16,,16': an empty item"), (["--run-name", " "], "--run-name ' '"),
         (["--run-name", "a" * 300], "at most 200 characters"), (["--exp-name", "x "], "--exp-name 'x '"),
+        (["--pfsp-temperature", "0.3"], "--pfsp-temperature 0.3 would change nothing"),
+        (["--snapshot-sampling", "pfsp", "--league", "self=1"], "--snapshot-sampling pfsp would draw nothing"),
     ]
     return cases
 

@@ -640,3 +640,23 @@ def test_league_weights_are_probabilities_even_when_huge_and_refused_when_meanin
     for text in ("self=0", "self=-1,random=2", "self=inf", "self=nan"):
         with pytest.raises(ValueError, match="non-negative and not all zero"):
             train.parse_weights(text)
+
+
+def test_pfsp_draws_the_snapshots_the_policy_does_worst_against_most_often():
+    train = load_train_module()
+    chances = train.pfsp_probabilities([0.3, 0.0, -0.2], temperature=0.1)
+    assert chances.sum() == pytest.approx(1.0) and chances[2] > chances[1] > chances[0]
+    assert chances[2] / chances[1] == pytest.approx(np.exp(2.0))  # exp(-E / T) between any two
+    assert np.allclose(train.pfsp_probabilities([0.3, 0.0, -0.2], temperature=1e9), 1 / 3)  # hot: uniform
+    assert np.isfinite(train.pfsp_probabilities([-1e6, 1e6], temperature=1e-3)).all()  # no overflow
+
+    snapshots = [Path(f"iter_{i:06d}.pt") for i in (0, 20, 40)]
+    args = train.Args(snapshot_sampling="pfsp", seed=3)
+    # a snapshot not played yet counts as even (0): beside two the policy beats, it is drawn almost always
+    drawn = [train.draw_snapshot(snapshots, i, args, {"iter_000000.pt": 0.5, "iter_000020.pt": 0.5}).name
+             for i in range(1, 201)]
+    assert drawn.count("iter_000040.pt") >= 190
+    uniform = train.Args(seed=3)  # the uniform draw is the one train.py always made
+    for iteration in range(1, 30):
+        expected = snapshots[np.random.default_rng([3, iteration, 7]).integers(3)]
+        assert train.draw_snapshot(snapshots, iteration, uniform, {"iter_000040.pt": -9.0}) == expected

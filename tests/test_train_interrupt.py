@@ -24,7 +24,8 @@ TINY_RUN = ("--num-games", "32", "--min-players", "3", "--max-players", "4", "--
             "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar")
 # Columns of progress.csv that a repeated run reproduces (not the wall-clock ones).
 REPEATABLE_COLUMNS = ("iteration", "decisions", "trained", "learning_rate", "value_loss", "policy_loss",
-                      "entropy", "approx_kl", "clipfrac", "explained_variance", "hands", "self_spoil_rate")
+                      "entropy", "approx_kl", "clipfrac", "explained_variance", "hands", "self_spoil_rate",
+                      "equity_vs_snapshot", "snapshot")
 
 
 def train_with_ctrl_c(monkeypatch):
@@ -50,7 +51,8 @@ def repeatable_rows(run) -> list[dict]:
         return [{k: row[k] for k in REPEATABLE_COLUMNS} for row in csv.DictReader(f)]
 
 
-def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize("league", [(), ("--snapshot-sampling", "pfsp", "--snapshot-every", "1")], ids=["uniform", "pfsp"])
+def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, monkeypatch, league):
     train, stops = train_with_ctrl_c(monkeypatch)
     iterations, minibatches, armed = [], [], [True]
 
@@ -75,11 +77,11 @@ def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, m
         torch.set_num_threads(threads_at_start)  # and CPU bf16 rounds differently after that
         return train.main([*runs, *argv])
 
-    stopped = session("--run-name", "stopped", *TINY_RUN)
+    stopped = session("--run-name", "stopped", *TINY_RUN, *league)
     assert stopped["interrupted"] and stopped["progress"]["iteration"] == 2
     armed[0] = False
     resumed = session("--run-name", "stopped", "--resume", "--no-progress-bar")
-    whole = session("--run-name", "whole", *TINY_RUN)
+    whole = session("--run-name", "whole", *TINY_RUN, *league)
     torch.set_num_threads(threads_at_start)
     assert not resumed["interrupted"] and not whole["interrupted"]
     assert whole["progress"]["iteration"] > 2  # the stop was not the run's last iteration anyway
@@ -87,7 +89,8 @@ def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, m
     assert repeatable_rows(tmp_path / "stopped") == repeatable_rows(tmp_path / "whole")
     (net, data), (whole_net, whole_data) = (load_checkpoint(tmp_path / name / "checkpoint.pt")
                                             for name in ("stopped", "whole"))
-    assert data["progress"]["decisions"] == whole_data["progress"]["decisions"]
+    assert data["progress"] == {**whole_data["progress"], "seconds": data["progress"]["seconds"]}
+    assert ("snapshot_equity" in data["progress"]) == bool(league)  # pfsp's figures are resumed with the run
     for (name, value), whole_value in zip(net.state_dict().items(), whole_net.state_dict().values(), strict=True):
         assert torch.equal(value, whole_value), name
     for key, state in data["optimizer"]["state"].items():  # Adam's moments and step counts too

@@ -51,7 +51,8 @@ def repeatable_rows(run) -> list[dict]:
         return [{k: row[k] for k in REPEATABLE_COLUMNS} for row in csv.DictReader(f)]
 
 
-@pytest.mark.parametrize("league", [(), ("--snapshot-sampling", "pfsp", "--snapshot-every", "1")], ids=["uniform", "pfsp"])
+@pytest.mark.parametrize("league", [(), ("--snapshot-sampling", "pfsp", "--snapshot-every", "1")],
+                         ids=["uniform", "pfsp"])
 def test_ctrl_c_during_the_update_resumes_into_the_uninterrupted_run(tmp_path, monkeypatch, league):
     train, stops = train_with_ctrl_c(monkeypatch)
     iterations, minibatches, armed = [], [], [True]

@@ -247,7 +247,8 @@ RANGES = {
     "final_eval_deals": (0, MAX_DEALS), "save_every": (1, None), "workers": (1, None),
     "pfsp_temperature": (0.0, None),
 }
-ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "pfsp_temperature")  # a zero here would train nothing
+# A zero here would train nothing (the temperature: would divide by zero).
+ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "pfsp_temperature")
 SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 

@@ -28,6 +28,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import (
     ArgumentParser,
     comma_items,
@@ -40,7 +41,7 @@ from spoilfive_env.cli import (
 )
 from spoilfive_env.rules import is_integer
 
-from .evaluate import Z95
+from .evaluate import MAX_DEALS, Z95
 
 __all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "plot_seeds", "read_report", "main"]
 
@@ -70,6 +71,11 @@ def read_report(path) -> dict:
         report = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not JSON ({error.msg} at line {error.lineno})") from None
+    except ValueError as error:  # a whole number past Python's digit limit: its words, less its advice
+        raise ValueError(f"{path} cannot be read as JSON ({str(error).split(';')[0]})") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not a report of python -m agents.evaluate --json (its JSON is nested "
+                         "too deeply to read)") from None
     needed = ("num_players", "deals", "seed", "lineup", "rules", "agents")
     if not isinstance(report, dict) or any(key not in report for key in needed):
         raise ValueError(f"{path} is not a report of python -m agents.evaluate --json (it needs "
@@ -77,17 +83,56 @@ def read_report(path) -> dict:
     return report
 
 
-def _number(value) -> float:
-    """A figure of a report; ``null`` (nothing to measure it on) is ``nan``.
+def _figure(block: dict, key: str, low: float = -math.inf, high: float = math.inf, *, null: bool = True) -> float:
+    """The figure ``key`` of a block of a report, from ``low`` to ``high``; ``null`` (nothing to measure it
+    on) is ``nan`` where ``null`` allows it.
 
     Raises:
-        TypeError: the figure is not a number (a hand-edited file), which :func:`figures_of` words.
+        KeyError: the figure is missing.
+        TypeError: it is not a finite number in its range (a hand-edited file: the report writes ``null``,
+            never NaN or Infinity). :func:`figures_of` words both.
     """
-    if value is None:
+    value = block[key]
+    if value is None and null:
         return float("nan")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"a figure is {value!r}, not a number")
-    return float(value)
+        raise TypeError(f"its {key} is {value!r}, not a number")
+    try:
+        number = float(value)
+    except OverflowError:  # a whole number past a float's range
+        number = math.copysign(math.inf, value)
+    if not (math.isfinite(number) and low <= number <= high):
+        allowed = (f"from {low:g} to {high:g}" if math.isfinite(low) and math.isfinite(high)
+                   else f"of at least {low:g}" if math.isfinite(low) else "")
+        raise TypeError(f"its {key} is {value!r}, not a finite number {allowed}".rstrip())
+    return number
+
+
+def _check_fields(report: dict) -> None:
+    """The fields every report of ``agents.evaluate`` holds, in the ranges it writes them.
+
+    Raises:
+        TypeError: one that is not, said by name, which :func:`figures_of` words.
+    """
+    players, lineup, rules = report["num_players"], report["lineup"], report["rules"]
+    if not (is_integer(players) and MIN_PLAYERS <= players <= MAX_PLAYERS):
+        raise TypeError(f"its num_players is {players!r}, not a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    if not (is_integer(report["deals"]) and 1 <= report["deals"] <= MAX_DEALS):
+        raise TypeError(f"its deals is {report['deals']!r}, not a whole number from 1 to {MAX_DEALS:,}")
+    if not (is_integer(report["seed"]) and report["seed"] >= 0):
+        raise TypeError(f"its seed is {report['seed']!r}, not a whole number of at least 0")
+    if not (isinstance(lineup, list) and len(lineup) == players and all(isinstance(label, str) for label in lineup)):
+        raise TypeError(f"its lineup is {lineup!r}, not a list of agent labels, one a seat")
+    if not (isinstance(rules, dict) and rules.get("num_players") == players
+            and all(isinstance(value, (int, bool)) for value in rules.values())):
+        raise TypeError(f"its rules are {rules!r}, not the rules options by name (whole numbers and true/false) "
+                        f"for its {players} players")
+    agents = report["agents"]
+    if not (isinstance(agents, dict) and all(isinstance(figures, dict) for figures in agents.values())
+            and set(lineup) <= set(agents)):
+        raise TypeError(f"its agents are {agents!r}, not the figures of each agent of its lineup by label")
+    if report.get("best") is not None and not isinstance(report["best"], str):
+        raise TypeError(f"its best is {report['best']!r}, not the spec of an agent")
 
 
 def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
@@ -100,18 +145,22 @@ def figures_of(report: dict, names, source: str = "the report") -> SeedFigures:
     names = [names] if isinstance(names, str) else list(names)
     try:
         return _figures_of(report, names, source)
-    except (KeyError, TypeError, IndexError, AttributeError) as error:
-        raise ValueError(f"{source} is not a whole report of python -m agents.evaluate --json "
-                         f"({type(error).__name__}: {error})") from None
+    except _NOT_WHOLE as error:
+        raise _not_whole(source, error) from None
+
+
+_NOT_WHOLE = (KeyError, TypeError, IndexError, AttributeError)
+"""What reading a report that lacks a field, or holds one of another kind, raises."""
+
+
+def _not_whole(source: str, error: Exception) -> ValueError:
+    return ValueError(f"{source} is not a whole report of python -m agents.evaluate --json "
+                      f"({type(error).__name__}: {error})")
 
 
 def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
+    _check_fields(report)
     lineup, paired = report["lineup"], report.get("paired")
-    for key in ("num_players", "seed", "deals"):  # grouped, ordered and summed: whole numbers only
-        if not is_integer(report[key]):
-            raise TypeError(f"its {key} is {report[key]!r}, not a whole number")
-    if not isinstance(lineup, list) or not all(isinstance(label, str) for label in lineup):
-        raise TypeError(f"its lineup is {lineup!r}, not a list of agent labels")
     in_lineup = [label for label in report["agents"] if label in names]
     as_rival = paired is not None and paired.get("rival") in names
     if len(in_lineup) + as_rival != 1:
@@ -122,9 +171,9 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
     if in_lineup:
         label, side = in_lineup[0], "lineup"
         own = report["agents"][label]
-        fair = own["fair_share"]
-        share, share_ci = own["pool_share"], own["pool_share_ci95"]
-        equity, equity_ci = own["mean_equity"], own["equity_ci95"]
+        fair = _figure(own, "fair_share", 0, 1, null=False)
+        share, share_ci = _figure(own, "pool_share", 0, 1), _figure(own, "pool_share_ci95", 0)
+        equity, equity_ci = _figure(own, "mean_equity"), _figure(own, "equity_ci95", 0)
         opponents = [seat for seat in lineup if seat != label]
         sign = 1.0
     else:
@@ -132,25 +181,25 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
             raise ValueError(f"{source}: its paired block has no intervals of the rival's own (a report "
                              "made before they were added): run it again")
         label, side = paired["rival"], "rival"
-        fair = report["agents"][lineup[0]]["fair_share"]  # the rival sits in the first agent's seats
-        share, share_ci = paired["rival_pool_share"], paired["rival_pool_share_ci95"]
-        equity, equity_ci = paired["rival_mean_equity"], paired["rival_equity_ci95"]
+        fair = _figure(report["agents"][lineup[0]], "fair_share", 0, 1, null=False)  # the first agent's seats
+        share, share_ci = _figure(paired, "rival_pool_share", 0, 1), _figure(paired, "rival_pool_share_ci95", 0)
+        equity, equity_ci = _figure(paired, "rival_mean_equity"), _figure(paired, "rival_equity_ci95", 0)
         opponents = list(lineup[1:])
         sign = -1.0  # the report's differences are the lineup's agent minus the rival
     pair = None
     if paired is not None and (side == "rival" or paired.get("agent") == label):
         pair = {"other": paired["agent"] if side == "rival" else paired["rival"],
-                "share_difference": sign * 100 * _number(paired["pool_share_difference"]),
-                "share_difference_ci95": 100 * _number(paired["pool_share_difference_ci95"]),
-                "equity_difference": sign * _number(paired["equity_difference"]),
-                "equity_difference_ci95": _number(paired["equity_difference_ci95"])}
+                "share_difference": sign * 100 * _figure(paired, "pool_share_difference", -1, 1),
+                "share_difference_ci95": 100 * _figure(paired, "pool_share_difference_ci95", 0),
+                "equity_difference": sign * _figure(paired, "equity_difference"),
+                "equity_difference_ci95": _figure(paired, "equity_difference_ci95", 0)}
     best = report.get("best")  # what `best` stood for in that run (older reports do not say)
     stood_for = best + label[len("best"):] if best and (label == "best" or label.startswith("best:")) else None
     return {"seed": report["seed"], "players": report["num_players"], "opponents": opponents,
             "rules": report["rules"], "label": label, "stood_for": stood_for, "side": side,
             "deals": report["deals"],
-            "share_above_fair": 100 * (_number(share) - fair), "share_above_fair_ci95": 100 * _number(share_ci),
-            "equity": _number(equity), "equity_ci95": _number(equity_ci), "paired": pair}
+            "share_above_fair": 100 * (share - fair), "share_above_fair_ci95": 100 * share_ci,
+            "equity": equity, "equity_ci95": equity_ci, "paired": pair}
 
 
 def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
@@ -203,6 +252,10 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
         lineup = reports[0].get("lineup") if isinstance(reports[0], dict) else None
         if not lineup:
             raise ValueError(f"{sources[0]} is not a report of python -m agents.evaluate --json (no lineup)")
+        try:
+            _check_fields(reports[0])  # a lineup of the right kind, before its first label is read
+        except _NOT_WHOLE as error:
+            raise _not_whole(sources[0], error) from None
         names = [lineup[0]]
     names = [names] if isinstance(names, str) else list(names)
     groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}

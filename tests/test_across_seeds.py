@@ -147,9 +147,28 @@ CASES = [
     (["3p-1.json", "--target", "two"], ["--target", "'two' is not a number"]),
     (["players-text.json", "3p-2.json"], ["players-text.json is not a whole report", "num_players is '3'",
                                           "not a whole number"]),
-    (["share-text.json"], ["share-text.json is not a whole report", "a figure is 'x', not a number"]),
+    (["share-text.json"], ["share-text.json is not a whole report", "its pool_share is 'x', not a number"]),
     (["lineup-text.json"], ["lineup-text.json is not a whole report", "lineup is 'greedy'",
                             "not a list of agent labels"]),
+    # Item 6, 17, 21 and 23 of the bad-input sweep: hand-edited reports were read as far as they went.
+    (["lineup-dict.json"], ["lineup-dict.json is not a whole report", "lineup is {'greedy': 1}",
+                            "not a list of agent labels"]),
+    (["deep.json"], ["deep.json is not a report", "nested too deeply"]),
+    (["long-seed.json"], ["long-seed.json cannot be read as JSON", "4300 digits"]),
+    (["agents-text.json"], ["agents-text.json is not a whole report", "its agents are 'greedy'",
+                            "the figures of each agent"]),
+    (["players-negative.json"], ["players-negative.json is not a whole report", "its num_players is -5",
+                                 "from 2 to 10"]),
+    (["deals-negative.json"], ["deals-negative.json is not a whole report", "its deals is -5",
+                               "from 1 to 1,000,000"]),
+    (["seed-negative.json"], ["its seed is -1", "at least 0"]),
+    (["interval-negative.json"], ["interval-negative.json is not a whole report", "its pool_share_ci95 is -3",
+                                  "of at least 0"]),
+    (["share-above-one.json"], ["its pool_share is 2", "from 0 to 1"]),
+    (["equity-nan.json"], ["its mean_equity is nan", "not a finite number"]),
+    (["rules-list.json"], ["rules-list.json is not a whole report", "its rules are [1, {}]",
+                           "the rules options by name"]),
+    (["best-number.json"], ["its best is 5", "not the spec of an agent"]),
 ]
 
 
@@ -165,10 +184,23 @@ def test_bad_files_and_values_are_refused_in_one_line(runs, tmp_path, monkeypatc
     written(tmp_path, "3p-2.json", plain[3, 2])
     for name, edit in [("players-text.json", lambda report: report.update(num_players="3")),
                        ("share-text.json", lambda report: report["agents"]["greedy"].update(pool_share="x")),
-                       ("lineup-text.json", lambda report: report.update(lineup="greedy"))]:
+                       ("lineup-text.json", lambda report: report.update(lineup="greedy")),
+                       ("lineup-dict.json", lambda report: report.update(lineup={"greedy": 1})),
+                       ("agents-text.json", lambda report: report.update(agents="greedy")),
+                       ("players-negative.json", lambda report: report.update(num_players=-5)),
+                       ("deals-negative.json", lambda report: report.update(deals=-5)),
+                       ("seed-negative.json", lambda report: report.update(seed=-1)),
+                       ("interval-negative.json",
+                        lambda report: report["agents"]["greedy"].update(pool_share_ci95=-3)),
+                       ("share-above-one.json", lambda report: report["agents"]["greedy"].update(pool_share=2)),
+                       ("equity-nan.json", lambda report: report["agents"]["greedy"].update(mean_equity=math.nan)),
+                       ("rules-list.json", lambda report: report.update(rules=[1, {}])),
+                       ("best-number.json", lambda report: report.update(best=5))]:
         edited = json.loads(json_text(plain[3, 1]))
         edit(edited)
-        written(tmp_path, name, edited)
+        (tmp_path / name).write_text(json.dumps(edited))  # json_text would write the NaN as null
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "long-seed.json").write_text('{"seed": ' + "7" * 5000 + "}")
     (tmp_path / "not-json.json").write_text("{'seed': 1")
     (tmp_path / "not-a-report.json").write_text('{"seed": 1}')
     with pytest.raises(SystemExit) as stopped:

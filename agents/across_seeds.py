@@ -35,6 +35,7 @@ from spoilfive_env.cli import (
     finite_float,
     json_text,
     plot_after_figures,
+    plot_text,
     refuse_bad_plot_path,
     run_command,
     save_figure,
@@ -363,10 +364,11 @@ def plot_seeds(groups: list[dict], path) -> None:
         ax.axhline(target, color="tab:red", linestyle="--", linewidth=1, label=f"fair + {target:g}")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([f"{g['players']} players\nv {_describe(g['opponents'])}" for g in groups], fontsize="small")
+    ax.set_xticklabels([plot_text(f"{g['players']} players\nv {_describe(g['opponents'])}") for g in groups],
+                       fontsize="small")
     ax.set_ylabel("share of the won pools above fair (points)")
     agents = sorted({label for group in groups for label in group["agent"]})
-    ax.set_title(f"{' / '.join(agents)}: each seed and the mean, 95% intervals", fontsize="medium")
+    ax.set_title(plot_text(f"{' / '.join(agents)}: each seed and the mean, 95% intervals"), fontsize="medium")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()

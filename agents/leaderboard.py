@@ -46,6 +46,7 @@ from spoilfive_env.cli import (
     install_hint,
     json_text,
     plot_after_figures,
+    plot_text,
     refuse_bad_plot_path,
     run_command,
     save_figure,
@@ -301,7 +302,7 @@ def plot_ratings(board: dict, path) -> None:
         rows = [next(r for r in board["sizes"][str(n)]["ranking"] if r["agent"] == name) for n in sizes]
         rating = np.array([r["rating"] for r in rows])
         ci = np.array([r["rating_ci95"] for r in rows])
-        ax.errorbar(sizes, rating, yerr=ci, marker="o", capsize=3, label=name)
+        ax.errorbar(sizes, rating, yerr=ci, marker="o", capsize=3, label=plot_text(name))
     ax.set_xticks(sizes)
     ax.set_xlabel("players at the table")
     ax.set_ylabel("Luce rating (log strength, centred)")

@@ -315,6 +315,12 @@ def refuse_bad_plot_path(parser: ArgumentParser, path: str) -> None:
         parser.error(f"--plot {path!r} cannot be written: {why}")
 
 
+def plot_text(text: str) -> str:
+    """``text`` (an agent's label, a title holding one) as matplotlib is to draw it, as written: it reads
+    what stands between two ``$`` as mathtext and fails on a name such as ``m$\\foo$.pt``."""
+    return str(text).replace("$", r"\$")
+
+
 def save_figure(figure, path, dpi: int = 120) -> None:
     """A matplotlib ``figure`` written whole to ``path`` (:func:`written_whole`), its folders made only
     now, the format from the name's suffix; then closed, written or not (pyplot keeps open figures)."""

@@ -252,6 +252,19 @@ def test_the_plot_is_written_after_the_figures(runs, tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_labels_with_dollar_signs_are_plotted_as_written(runs, tmp_path, capsys):
+    # matplotlib read "$\\foo$" as mathtext and failed after the figures (item 7 of the bad-input sweep)
+    pytest.importorskip("matplotlib")
+    plain, _ = runs
+    text = json_text(plain[3, 1]).replace('"greedy"', '"a$\\\\foo$"').replace('"spoiler"', '"b$x^$"')
+    renamed = json.loads(text)
+    plot = tmp_path / "seeds.png"
+    assert main([written(tmp_path, "3p-1.json", renamed), "--plot", str(plot)]) == 0
+    captured = capsys.readouterr()
+    assert "a$\\foo$ at 3 players against 2 x b$x^$" in captured.out and captured.err == ""
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 @pytest.mark.parametrize("plot, words", [("seeds.jpg", ["--plot 'seeds.jpg'", ".png, .pdf or .svg"]),
                                          ("a-file/seeds.png", ["--plot 'a-file/seeds.png' cannot be written",
                                                                "is a file"])])

@@ -153,6 +153,17 @@ def test_json_and_plot(tmp_path, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_an_agent_whose_name_holds_dollar_signs_is_plotted_as_written(tmp_path, capsys):
+    # matplotlib read "$\\foo$" as mathtext and failed after the figures (item 7 of the bad-input sweep)
+    checkpoint = tmp_path / "m$\\foo$.pt"
+    checkpoint.write_bytes((Path(__file__).parents[1] / "agents" / "checkpoints" / "ppo.pt").read_bytes())
+    plot = tmp_path / "ratings.png"
+    assert main(["--players", "2", "--agents", f"random,{checkpoint}", "--deals", "1", "--quiet",
+                 "--plot", str(plot)]) == 0
+    assert capsys.readouterr().err == ""
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_a_plot_in_a_new_folder_is_made_and_one_that_cannot_be_is_refused_before_any_play(tmp_path, capsys):
     plot = tmp_path / "new" / "folder" / "ratings.png"
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--plot", str(plot)]) == 0

@@ -42,6 +42,7 @@ import numpy as np
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.cli import (
     ArgumentParser,
+    comma_items,
     exit_interrupted,
     install_hint,
     json_text,
@@ -57,7 +58,7 @@ from spoilfive_env.rules import is_integer
 
 from . import BEST
 from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
-from .sharding import plays_on_ray
+from .sharding import connect, plays_on_ray
 
 RATING_PRIOR = 1e-3
 """choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
@@ -333,12 +334,23 @@ def main(argv=None) -> int:
                         help="no report of each tournament, nor its progress bar, on standard error")
     args = parser.parse_args(argv)
     try:
-        specs = board_agents(args.agents.split(","))
+        items = comma_items(args.agents)  # a blank item is refused, as agents.evaluate does
+    except ValueError as error:
+        parser.error(f"--agents {error}")
+    try:
+        specs = board_agents(items)
     except ValueError as error:
         parser.error(f"--agents {args.agents!r}: {error}")
     refuse_bad_agents(parser, "--agents", specs)
     if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
         refuse_bad_plot_path(parser, args.plot)
+    if args.ray is not None:  # join the cluster now, as agents.evaluate: an unreachable address fails before any play
+        try:
+            connect(args.ray)
+        except ValueError as error:
+            parser.error(str(error))
+        except KeyboardInterrupt:  # starting a local cluster takes seconds
+            exit_interrupted("Ctrl-C: stopped while joining the Ray cluster, nothing was run")
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)

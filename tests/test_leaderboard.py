@@ -233,6 +233,8 @@ def test_the_human_table(capsys):
     (["--agents", "greedy,random", "--plot", ".png"], "with a file name"),  # was written as a hidden file
     (["--agents", "greedy,random", "--plot", "plots/.SVG"], "with a file name"),
     (["--agents", "greedy,random", "--players", "3,3"], "give distinct table sizes"),  # was dropped silently
+    (["--agents", "random,,greedy"], "--agents 'random,,greedy': an empty item"),  # blanks were dropped silently
+    (["--agents", "random,greedy,"], "--agents 'random,greedy,': an empty item"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
     with pytest.raises(SystemExit) as stop:
@@ -240,6 +242,16 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and says in err
+
+
+def test_a_ray_address_nobody_answers_is_refused_before_any_play(monkeypatch, capsys):
+    pytest.importorskip("ray")
+    monkeypatch.setattr("agents.leaderboard.evaluate", lambda *args, **kwargs: pytest.fail("a tournament was played"))
+    with pytest.raises(SystemExit) as stop:  # not quiet: the first tournament's line was written before the error
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "2", "--ray", "127.0.0.1:1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--ray 127.0.0.1:1: no Ray cluster answers there" in err
 
 
 def test_without_choix_the_board_says_how_to_install_it_before_any_play(monkeypatch, capsys):
@@ -293,11 +305,12 @@ def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
         return agents.evaluate.evaluate(*args)
 
     monkeypatch.setattr(board_module, "evaluate", recording)
+    monkeypatch.setattr(board_module, "connect", lambda address: seen.append(("joined", address)))
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--ray", "auto"]) == 0
-    assert seen == ["auto", "auto"]
+    assert seen == [("joined", "auto"), "auto", "auto"]  # joined before any play, as agents.evaluate does
     seen.clear()
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--ray"]) == 0
-    assert seen == ["", ""]
+    assert seen == [("joined", ""), "", ""]
     seen.clear()
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet"]) == 0
     assert seen == [None, None]

@@ -401,7 +401,7 @@ MAX_TIMED = 10_000
 def main(argv=None) -> int:
     """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...]``: :func:`decision_times`
     as JSON."""
-    from spoilfive_env.cli import ArgumentParser, positive_int, table_size
+    from spoilfive_env.cli import ArgumentParser, comma_items, positive_int, table_size
 
     from .evaluate import refuse_bad_agents
 
@@ -418,9 +418,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.decisions > MAX_TIMED:  # one at a time: 10,000 decisions of three agents are already many minutes
         parser.error(f"--decisions {args.decisions} is not allowed: give at most {MAX_TIMED:,}")
-    specs = list(dict.fromkeys(spec.strip() for spec in args.agents.split(",") if spec.strip()))
+    try:
+        specs = comma_items(args.agents)  # a blank item is refused, as agents.evaluate does
+    except ValueError as error:
+        parser.error(f"--agents {error}")
     if not specs:
         parser.error(f"--agents {args.agents!r}: give at least one agent")
+    repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
+    if repeated:  # as agents.leaderboard: a typo, most likely, not an agent to time once without a word
+        parser.error(f"--agents {args.agents!r} is not allowed: give each agent once ({', '.join(repeated)} "
+                     "more than once)")
     refuse_bad_agents(parser, "--agents", specs, observations_only=True)
     try:
         times = decision_times(specs=specs, num_players=args.players, decisions=args.decisions)

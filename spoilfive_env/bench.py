@@ -88,6 +88,9 @@ BATCH_SIZES = (1, 64, 1024, 4096)
 DEFAULT_SECONDS = 2.0
 QUICK_SECONDS = 0.02
 MAX_SECONDS = 3600  # per measurement: an hour is already far more than a steady rate needs
+MIN_SECONDS = 0.01
+"""The shortest measurement: below about 10 ms a rate is mostly the clock's and the warm-up's noise, and a
+measurement can end before its first step (a rate of 0, which a ratio of rates then divides by)."""
 SELECTION_NOTE = ("a uniformly random legal action is drawn at every decision and its cost is included "
                   "in every timing")
 DEFAULT_ROUNDS = 5
@@ -554,11 +557,36 @@ def _ratio(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
+def refuse_bad_worker(parser: ArgumentParser, spec: str, cpu: int | None) -> None:
+    """``--worker WORKER:NAME`` and ``--worker-cpu CPU`` (the flags of :func:`run_worker`'s subprocess) checked
+    before any work: ``parser.error`` otherwise."""
+    worker, sep, name = spec.partition(":")
+    if worker not in _WORKERS or not sep or not name:
+        parser.error(f"--worker {spec!r} is not allowed: give WORKER:NAME, WORKER one of {', '.join(_WORKERS)} "
+                     "(e.g. ours:core)")
+    if cpu is None:
+        return
+    if not hasattr(os, "sched_getaffinity"):
+        parser.error(f"--worker-cpu {cpu}: this system cannot pin a process to a CPU; leave it out")
+    allowed = sorted(os.sched_getaffinity(0))
+    if cpu not in allowed:
+        parser.error(f"--worker-cpu {cpu} is not allowed: give a CPU this process may run on "
+                     f"({_cpu_ranges(allowed)})")
+
+
+def _cpu_ranges(cpus: list[int]) -> str:
+    """``0-3, 6``: sorted CPU numbers as ranges."""
+    ranges = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ", ".join(str(low) if low == high else f"{low}-{high}" for low, high in ranges)
+
+
 def _worker_main(spec: str, seconds: float, seed: int, cpu: int | None = None) -> int:
     worker, _, name = spec.partition(":")
-    if worker not in _WORKERS:
-        print(f"unknown worker {spec!r}: expected one of {', '.join(_WORKERS)} and a name", file=sys.stderr)
-        return 2
     if cpu is not None:  # before JAX starts its threads
         os.sched_setaffinity(0, {cpu})
     result = _WORKERS[worker][1](name, seconds, seed)
@@ -659,19 +687,36 @@ def format_profile(parts: dict) -> str:
     return "\n".join(f"{name:>22}  {value:9.1f} us" for name, value in parts.items())
 
 
+def distinct_batch_sizes(text: str) -> list[int]:
+    """argparse ``type`` of ``--batch-sizes``: distinct batch sizes, each at least 1 (a size given twice is a
+    typo, most likely, as a table size given twice: not one to measure twice)."""
+    sizes = positive_ints(text)
+    if len(set(sizes)) != len(sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: give distinct batch sizes")
+    return sizes
+
+
+def refuse_bad_seconds(parser: ArgumentParser, seconds: float) -> None:
+    """``--seconds`` of both benchmark commands: :data:`MIN_SECONDS` to :data:`MAX_SECONDS` (nan or inf would
+    never end a measurement); ``parser.error`` otherwise."""
+    if not (math.isfinite(seconds) and MIN_SECONDS <= seconds <= MAX_SECONDS):
+        parser.error(f"--seconds {seconds:g} is not allowed: give {MIN_SECONDS:g} to {MAX_SECONDS} seconds (a "
+                     "shorter measurement can end before its first step)")
+
+
 def main(argv=None) -> int:
     parser = ArgumentParser(
         prog="python -m spoilfive_env.bench",
         description="Decisions per second of the Spoil Five core and AEC environment under random legal play "
                     "(the cost of choosing random actions is included).")
     parser.add_argument("--seconds", type=float, default=None,
-                        help=f"time per measurement in seconds (default {DEFAULT_SECONDS:g}; "
-                             f"{QUICK_SECONDS:g} with --quick)")
+                        help=f"time per measurement in seconds, {MIN_SECONDS:g} to {MAX_SECONDS} (default "
+                             f"{DEFAULT_SECONDS:g}; {QUICK_SECONDS:g} with --quick)")
     parser.add_argument("--quick", action="store_true", help="a very short run of every measurement (for tests)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
     parser.add_argument("--players", type=table_sizes, default=None,
                         help="comma-separated table sizes (default 2,4,6,10)")
-    parser.add_argument("--batch-sizes", type=positive_ints, default=None,
+    parser.add_argument("--batch-sizes", type=distinct_batch_sizes, default=None,
                         help="comma-separated core batch sizes (default 1,64,1024,4096)")
     parser.add_argument("--seed", type=seed_value, default=None,
                         help="seed of the deals and the random actions (default 0)")
@@ -704,14 +749,17 @@ def main(argv=None) -> int:
     batch_sizes = args.batch_sizes or list(BATCH_SIZES)
     rounds = args.rounds or DEFAULT_ROUNDS
     seconds = args.seconds if args.seconds is not None else (QUICK_SECONDS if args.quick else DEFAULT_SECONDS)
-    if not math.isfinite(seconds) or not 0 < seconds <= MAX_SECONDS:  # nan or inf would never end a measurement
-        parser.error(f"--seconds {seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
+    refuse_bad_seconds(parser, seconds)
+    if args.worker is not None:
+        refuse_bad_worker(parser, args.worker, args.worker_cpu)
+    elif args.worker_cpu is not None:
+        parser.error("--worker-cpu is for --worker: leave it out")
     for b in batch_sizes:
         try:  # refused now, not after the other measurements
             check_fits_in_memory(b, max(players))
         except ValueError as error:
             parser.error(f"--batch-sizes: {error}")
-    if args.worker:
+    if args.worker is not None:
         try:
             return _worker_main(args.worker, seconds, seed, args.worker_cpu)
         except KeyboardInterrupt:  # the terminal's Ctrl-C stops --peers too, which keeps the rounds finished

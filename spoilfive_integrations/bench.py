@@ -22,12 +22,12 @@ import time
 import numpy as np
 
 from spoilfive_env import __version__
-from spoilfive_env.bench import MAX_ROUNDS, MAX_SECONDS, BenchInterrupted
+from spoilfive_env.bench import MAX_ROUNDS, MAX_SECONDS, MIN_SECONDS, BenchInterrupted, refuse_bad_seconds
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
+    finite_float,
     json_text,
-    positive_float,
     positive_int,
     run_command,
     seed_value,
@@ -152,15 +152,15 @@ def main(argv=None) -> int:
                         help=f"table size, 2 to 10 (default {DEFAULT_PLAYERS})")
     parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
                         help=f"opponent agent for every other seat (default {DEFAULT_OPPONENTS})")
-    parser.add_argument("--seconds", type=positive_float, default=DEFAULT_SECONDS,
-                        help=f"time per measurement (default {DEFAULT_SECONDS:g})")
+    parser.add_argument("--seconds", type=finite_float, default=DEFAULT_SECONDS,
+                        help=f"time per measurement in seconds, {MIN_SECONDS:g} to {MAX_SECONDS} (default "
+                             f"{DEFAULT_SECONDS:g})")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                         help=f"alternations of the two measurements, 1 to {MAX_ROUNDS} (default {DEFAULT_ROUNDS})")
     parser.add_argument("--seed", type=seed_value, default=0, help="seed of deals, seats and actions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    if args.seconds > MAX_SECONDS:
-        parser.error(f"--seconds {args.seconds:g} is not allowed: give seconds above 0, at most {MAX_SECONDS}")
+    refuse_bad_seconds(parser, args.seconds)  # as spoilfive_env.bench: a measurement too short took no step
     if args.rounds > MAX_ROUNDS:
         parser.error(f"--rounds {args.rounds} is not allowed: give 1 to {MAX_ROUNDS} rounds")
     try:  # refused before any env is made

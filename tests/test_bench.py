@@ -63,8 +63,8 @@ def test_table_output_and_options():
     (["--players", ","], "--players: ',': table sizes must be 2-10"),
     (["--batch-sizes", ","], "--batch-sizes: ',': give whole numbers of at least 1"),
     (["--batch-sizes", "x"], "not a comma-separated list of whole numbers"),
-    (["--seconds", "0"], "give seconds above 0, at most 3600"),
-    (["--seconds", "1e300"], "give seconds above 0, at most 3600"),
+    (["--seconds", "0"], "give 0.01 to 3600 seconds"),
+    (["--seconds", "1e300"], "give 0.01 to 3600 seconds"),
 ])
 def test_bad_arguments_are_refused(args, fragment):
     completed = run_bench("--quick", *args)
@@ -160,6 +160,7 @@ def test_worker_measures_ours_in_its_own_process():
     assert result["worker"] == "ours:core" and result["decisions"] > 0 and result["seconds"] >= 0.05
     unknown = run_bench("--worker", "nobody:game", "--seconds", "0.05")
     assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "python -m spoilfive_env.bench: error: --worker 'nobody:game' is not allowed" in unknown.stderr
 
 
 def test_peers_flag_prints_the_comparison(monkeypatch, capsys):

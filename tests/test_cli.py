@@ -213,6 +213,14 @@ BENCH_CASES = [
     (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
     (["--players", "3,,4"], ["--players", "'3,,4': an empty item"]), (["--batch-sizes", "64,"], ["an empty item"]),
     (["--players", "4,4"], ["--players", "distinct"]),
+    (["--batch-sizes", "1,1"], ["--batch-sizes", "'1,1': give distinct batch sizes"]),  # was measured twice
+    (["--seconds", "1e-300"], ["--seconds 1e-300 is not allowed", "0.01 to 3600 seconds"]),
+    # the hidden flags of --peers' measuring subprocess: a traceback, and a line without "error:"
+    (["--worker", "nosuch"], ["spoilfive_env.bench: error: --worker 'nosuch' is not allowed",
+                              "pettingzoo, pgx, open_spiel, ours"]),
+    (["--worker", "ours:core", "--worker-cpu", "99999"], ["--worker-cpu 99999 is not allowed",
+                                                          "a CPU this process may run on"]),
+    (["--worker-cpu", "0"], ["--worker-cpu is for --worker"]),
     # a flag the run asked for would not use: refused, not ignored
     (["--profile", "--peers"], ["--peers and --profile", "give one of them"]),
     (["--profile", "--players", "3"], ["--players is for the default measurements", "--profile", "4 players"]),
@@ -226,7 +234,7 @@ BENCH_CASES = [
 def test_bench_refuses_a_measurement_that_would_never_end(tmp_path):
     result = run(["-m", "spoilfive_env.bench", "--quick", "--seconds", "nan"], tmp_path)
     assert result.returncode == BAD_USAGE and result.stdout == ""
-    assert_one_line_refusal(result.stderr, result.returncode, "--seconds nan", "above 0, at most 3600")
+    assert_one_line_refusal(result.stderr, result.returncode, "--seconds nan", "0.01 to 3600 seconds")
 
 
 @pytest.mark.parametrize("args, words", BENCH_CASES, ids=[" ".join(a) for a, _ in BENCH_CASES])

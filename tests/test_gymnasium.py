@@ -599,7 +599,9 @@ def test_bench_ctrl_c_in_the_first_round_reports_nothing(monkeypatch, capsys):
     (["--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--num-envs", "0"], "--num-envs: '0' is not allowed"),
     (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),
-    (["--seconds", "1e300"], "--seconds 1e+300 is not allowed: give seconds above 0, at most 3600"),
+    (["--seconds", "1e300"], "--seconds 1e+300 is not allowed: give 0.01 to 3600 seconds"),
+    (["--seconds", "1e-300"], "--seconds 1e-300 is not allowed: give 0.01 to 3600 seconds"),  # ZeroDivisionError
+    (["--seconds", "0"], "--seconds 0 is not allowed: give 0.01 to 3600 seconds"),
     (["--num-envs", str(10**12)], "--num-envs=1000000000000 is not allowed here"),
     (["--rounds", str(10**9)], "--rounds 1000000000 is not allowed: give 1 to 1000 rounds"),
 ])

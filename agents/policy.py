@@ -507,6 +507,10 @@ def load_checkpoint(path, map_location="cpu") -> tuple[PolicyNet, dict]:
     if details:
         raise CheckpointError(f"{path}: the weights do not fit the network its header describes ({config}): "
                               + "; ".join(details))
+    cast = non_float_weights(state_dict, lambda: PolicyNet(**config))
+    if cast:  # load_state_dict would cast them without a word: integers truncated, an imaginary part dropped
+        raise CheckpointError(f"{path}: its weights must be floating point ({', '.join(cast[:3])}"
+                              f"{', ...' if len(cast) > 3 else ''}); train.py saves float32 weights")
     broken = non_finite_weights(state_dict)
     if broken:  # refused now, not at the first act
         raise CheckpointError(f"{path}: its weights hold NaN or infinite values ({', '.join(broken[:3])}"
@@ -538,6 +542,15 @@ def weights_misfit(state_dict: dict, build_network) -> list[str]:
                  for name in expected if name in found and found[name] != expected[name]]
     return (([f"missing {', '.join(missing[:3])}"] if missing else [])
             + ([f"unexpected {', '.join(unexpected[:3])}"] if unexpected else []) + misshapen[:3])
+
+
+def non_float_weights(state_dict: dict, build_network) -> list[str]:
+    """The weights of ``state_dict`` (``name (dtype)``) that the network ``build_network()`` makes holds as
+    floating point but that are not: integers, booleans, complex numbers. Built on the meta device."""
+    with torch.device("meta"):
+        expected = build_network().state_dict()
+    return [f"{name} ({value.dtype})" for name, value in state_dict.items()
+            if name in expected and expected[name].is_floating_point() and not value.is_floating_point()]
 
 
 def non_finite_weights(state_dict: dict) -> list[str]:

@@ -282,6 +282,26 @@ def test_a_checkpoint_with_non_finite_weights_is_refused_when_loaded(tmp_path):
         load_agent(str(tmp_path / "diverged.pt"))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "complex64", "bool"])
+def test_a_checkpoint_whose_weights_are_not_floating_point_is_refused_when_loaded(tmp_path, dtype):
+    # they were cast without a word: integers truncated, the imaginary part dropped (bad-input sweep, item 13)
+    torch = pytest.importorskip("torch")
+    from agents.policy import load_checkpoint
+
+    data = torch.load(agents.CHECKPOINT_DIR / "ppo.pt", weights_only=True)
+    data["state_dict"] = {name: value.to(getattr(torch, dtype)) for name, value in data["state_dict"].items()}
+    torch.save(data, tmp_path / "cast.pt")
+    first = next(iter(data["state_dict"]))
+    with pytest.raises(ValueError, match=f"its weights must be floating point \\({first} \\(torch.{dtype}\\), "):
+        load_agent(str(tmp_path / "cast.pt"))
+    with pytest.raises(ValueError, match="train.py saves float32 weights"):  # train.py --init-from and --resume
+        load_checkpoint(tmp_path / "cast.pt")
+    half = {name: value.half() for name, value in torch.load(agents.CHECKPOINT_DIR / "ppo.pt",
+                                                              weights_only=True)["state_dict"].items()}
+    torch.save({**data, "state_dict": half}, tmp_path / "half.pt")
+    assert load_checkpoint(tmp_path / "half.pt")[0] is not None  # floating point of another width still loads
+
+
 @pytest.mark.parametrize("name", ["pimc", "pimc_ppo:samples=2", "greedy"])
 def test_bind_refuses_what_is_not_the_rules(name):
     agent = load_agent(name)

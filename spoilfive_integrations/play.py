@@ -29,6 +29,7 @@ import numpy as np
 
 from agents import load_agent
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST, action_str
+from spoilfive_env.backends import BackendSettingError, check_backend_variables
 from spoilfive_env.cards import (
     ACE,
     ACE_OF_TRUMPS,
@@ -310,6 +311,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the deals and the agents")
     parser.add_argument("--hands", type=positive_int, default=None, help="hands in the game (default 10)")
     parser.add_argument("--preset", default=None, help="rules preset: default, hoyle, dealer_feeds")
+    try:  # checked here too: python -m spoilfive_env.play checks before agents has registered SPOILFIVE_RULES,
+        check_backend_variables()  # and the spoilfive-play script calls this function without run_command
+    except BackendSettingError as error:
+        parser.error(str(error))
     args = parser.parse_args(argv)
     rules = {}
     if args.hands is not None:

@@ -112,6 +112,21 @@ def test_the_launcher_finds_the_game_by_its_entry_point_and_imports_no_upper_lay
     assert "pip install -e ." in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("entry", ["spoilfive_env.play", "spoilfive_integrations.play"])
+def test_a_bad_rules_backend_variable_is_refused_before_the_game_by_every_entry(entry, monkeypatch, capsys):
+    # python -m spoilfive_env.play checked the variables before agents had registered SPOILFIVE_RULES, and the
+    # spoilfive-play script (spoilfive_integrations.play:main) not at all: the game was played (bad-input sweep 16)
+    import importlib
+
+    monkeypatch.setenv("SPOILFIVE_RULES", "bogus")
+    with pytest.raises(SystemExit) as stopped:
+        importlib.import_module(entry).main(["--seed", "1", "--hands", "2"])
+    captured = capsys.readouterr()
+    assert stopped.value.code == 2 and captured.out == ""
+    assert captured.err.splitlines() == ["python -m spoilfive_env.play: error: SPOILFIVE_RULES='bogus' is not allowed: "
+                                         "choose one of auto, numba, numpy (see python -m spoilfive_env.play --help)"]
+
+
 def four_player_deal():
     """Seat 0 leads (dealer 3); spades are trump and nobody holds the ace of spades (no rob)."""
     game = raw_env(num_players=4)

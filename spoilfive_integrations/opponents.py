@@ -106,9 +106,10 @@ def _load(spec, position: str):
         raise ValueError(f"{position}={spec!r} is a class, not an opponent: give an agent object (an instance, "
                          f"{spec.__name__}(...)), a registry name or a checkpoint path")
     if not isinstance(spec, (str, os.PathLike)):
+        also = ", or a list or tuple of them, one for each other seat" if position == "opponents" else ""
         raise ValueError(
             f"{position}={spec!r} is not an opponent: give a registry name, a checkpoint path or "
-            "an agent object with act_batch(observations, masks)"
+            f"an agent object with act_batch(observations, masks){also}"
         )
     try:
         return load_agent(spec)

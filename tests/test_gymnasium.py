@@ -491,6 +491,11 @@ BAD_ARGUMENTS = [
      r"opponents has 2 entries: a table of 4 players needs one spec for every other seat \(a list of 3\)"),
     ({"opponents": ["random", "nobody", "random"]}, r"opponents\[1\]='nobody' cannot be loaded: unknown agent"),
     ({"opponents": 42}, r"opponents=42 is not an opponent: give a registry name, a checkpoint path or an agent object"),
+    ({"opponents": np.array(["random"] * 3)},  # a list is taken, and the message did not say so
+     r"opponents=array\(\['random', .*\) is not an opponent: .* act_batch\(observations, masks\), or a list or "
+     r"tuple of them, one for each other seat$"),
+    ({"opponents": ["random", 42, "random"]}, r"opponents\[1\]=42 is not an opponent: .* act_batch\(observations, "
+                                              r"masks\)$"),
     ({"opponents": "missing/model.pt"}, r"opponents='missing/model.pt' cannot be loaded: checkpoint .* does not exist"),
     ({"opponents": SeatRecorder},  # a class has act_batch too, unbound: it failed at the first move, a TypeError
      r"opponents=<class .*SeatRecorder'> is a class, not an opponent: give an agent object \(an instance, "

@@ -34,6 +34,7 @@ self-play it no longer matches (the search models the other seats as ``spoiler``
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 import zipfile
@@ -42,6 +43,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import (
     MAX_LEARNING_RATE,
     MAX_SEED,
@@ -58,6 +60,7 @@ from spoilfive_env.cli import (
     unwritable,
     written_whole,
 )
+from spoilfive_env.observation import OBS_DIM
 
 from .evaluate import MAX_DEALS, evaluate
 from .pimc import MAX_SAMPLES, PIMC_SAMPLES, PIMCAgent, action_means
@@ -66,7 +69,7 @@ try:  # torch takes seconds to load: run as a command, Ctrl-C then is one line a
     import torch
 
     from .pimc_policy import DEFAULT_SAMPLES, PolicyPIMCAgent
-    from .policy import CheckpointError, load_checkpoint, resolve_checkpoint, save_checkpoint
+    from .policy import CheckpointError, load_checkpoint, non_finite_weights, resolve_checkpoint, save_checkpoint
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
@@ -139,9 +142,19 @@ def search_targets(num_players: int, deals: int, seed: int, policy="ppo",
     return recorder.recorded()
 
 
-def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, policy: str, samples: int,
+def policy_key(checkpoint_path) -> str:
+    """The name a policy's search targets are kept by: its file's stem and a digest of the file's bytes,
+    so that two checkpoints of one file name (or one trained again in place) never share targets."""
+    digest = hashlib.sha256()
+    with open(checkpoint_path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return f"{Path(checkpoint_path).stem}-{digest.hexdigest()[:16]}"
+
+
+def _targets_path(data_dir: Path, num_players: int, deals: int, seed: int, policy_key: str, samples: int,
                   expert: str = "pimc_ppo") -> Path:
-    searcher = Path(str(policy)).stem if expert == "pimc_ppo" else expert  # pimc plays no policy
+    searcher = policy_key if expert == "pimc_ppo" else expert  # pimc plays no policy
     return data_dir / f"targets_{searcher}_{num_players}p_{deals}deals_seed{seed}_{samples}samples.npz"
 
 
@@ -154,12 +167,38 @@ def save_targets(path: Path, part: dict[str, np.ndarray]) -> None:
 
 def read_targets(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:
     """The search targets saved at ``path``, or ``None`` and why they cannot be read (a file cut
-    short, say, by an older version killed mid-write): then they are searched again."""
+    short, say, by an older version killed mid-write, or arrays that do not fit: :func:`targets_misfit`):
+    then they are searched again."""
     try:
         with np.load(path) as saved:
-            return {key: saved[key] for key in TARGET_ARRAYS}, ""
+            part = {key: saved[key] for key in TARGET_ARRAYS}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
         return None, f"{type(error).__name__}: {error}"
+    why = targets_misfit(part)
+    return (None, why) if why else (part, "")
+
+
+def targets_misfit(part: dict[str, np.ndarray]) -> str:
+    """What in search targets read from a file the fit cannot take (a shape, a type, a value that is
+    not finite), or ``""``: the arrays :meth:`SearchRecorder.recorded` gives."""
+    observations, masks, values = (part[key] for key in TARGET_ARRAYS)
+    if observations.ndim != 2 or observations.shape[1] != OBS_DIM or observations.dtype.kind != "f":
+        return (f"observations must be floats of shape (decisions, {OBS_DIM}), got {observations.dtype} "
+                f"of shape {observations.shape}")
+    count = len(observations)
+    if not count:  # a search records at least one decision, or saves nothing
+        return "it holds no decision"
+    for name, array, kind, dtype_kind in (("masks", masks, "booleans", "b"), ("values", values, "floats", "f")):
+        if array.shape != (count, NUM_ACTIONS) or array.dtype.kind != dtype_kind:
+            return (f"{name} must be {kind} of shape ({count}, {NUM_ACTIONS}), one row per observation, "
+                    f"got {array.dtype} of shape {array.shape}")
+    if not np.isfinite(observations).all():
+        return "observations hold NaN or infinite values"
+    if not masks.any(axis=1).all():
+        return "a decision has no legal action"
+    if not np.isfinite(values[masks]).all():
+        return "the values of legal actions hold NaN or infinite values"
+    return ""
 
 
 def held_out_regret(net, observations, masks, values) -> tuple[float, float]:
@@ -224,6 +263,10 @@ would end the fit in a traceback (its progress bar takes the count's length)."""
 MIN_TAU = 1e-6
 """The smallest ``--tau``, chips: at a millionth of a chip the targets are already the search's best
 action alone, and far smaller ones divide the values by zero in 32-bit floats (NaN targets)."""
+MAX_TAU = 1e6
+"""The largest ``--tau``, chips: at a million chips the targets are already even over the legal actions
+(their values lie a few chips apart); from about 1e8 an illegal action's :data:`ILLEGAL` value no longer
+weighs nothing, and the fit learns to play illegal actions at a loss of millions."""
 
 
 def main(argv=None) -> int:
@@ -250,7 +293,7 @@ def main(argv=None) -> int:
                              f"pimc_ppo and {PIMC_SAMPLES} for pimc)")
     parser.add_argument("--data", default="runs/distill", help="where the search targets are kept and reused")
     parser.add_argument("--tau", type=positive_float, default=0.1,
-                        help=f"temperature of the targets, chips, at least {MIN_TAU:g} (default 0.1)")
+                        help=f"temperature of the targets, chips, {MIN_TAU:g} to {MAX_TAU:,.0f} (default 0.1)")
     parser.add_argument("--epochs", type=positive_int, default=10,
                         help=f"passes over the decisions, 1 to {MAX_EPOCHS:,} (default 10)")
     parser.add_argument("--lr", type=learning_rate, default=1e-3,
@@ -258,8 +301,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.epochs > MAX_EPOCHS:
         parser.error(f"--epochs {args.epochs} is not allowed: give at most {MAX_EPOCHS:,} passes")
-    if args.tau < MIN_TAU:
-        parser.error(f"--tau {args.tau:g} is not allowed: give a temperature of at least {MIN_TAU:g} chips")
+    if not MIN_TAU <= args.tau <= MAX_TAU:
+        parser.error(f"--tau {args.tau:g} is not allowed: give a temperature from {MIN_TAU:g} to {MAX_TAU:,.0f} "
+                     "chips")
     if not args.data.strip():
         parser.error(f"--data {args.data!r}: give a folder for the search targets (default runs/distill)")
     if not args.out.endswith(".pt"):
@@ -287,21 +331,29 @@ def main(argv=None) -> int:
         parser.error(f"--deals {','.join(map(str, deals))}: give at least {MIN_HANDS} hands in all (deals x table "
                      "size), so that some decisions are held out to measure the fit")
     try:
-        net, checkpoint = load_checkpoint(resolve_checkpoint(args.policy))
+        policy_path = resolve_checkpoint(args.policy)
+        net, checkpoint = load_checkpoint(policy_path)
     except CheckpointError as error:
         parser.error(f"--policy: {error}")
+    data_dir = Path(args.data)
+    key = policy_key(policy_path) if args.expert == "pimc_ppo" else None  # pimc plays no policy
+    paths = [_targets_path(data_dir, num_players, num_deals, args.seed + index, key, samples, args.expert)
+             for index, (num_players, num_deals) in enumerate(zip(players, deals, strict=True))]
+    for path in paths:  # asked now: the targets are written there after the search
+        if path.exists() and not path.is_file():
+            parser.error(f"--data {args.data!r} cannot be written: {path.name} in it is "
+                         f"{'a folder' if path.is_dir() else 'not a regular file'}; the search targets are "
+                         "kept in that name: move it away")
     for flag, folder in (("--out", Path(args.out).resolve().parent), ("--data", Path(args.data))):
         try:  # made now, after every check: a folder that cannot be made fails before the search
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             parser.error(f"{flag}: the folder {str(folder)!r} cannot be made ({error.strerror or error})")
     torch.set_num_threads(1)  # small batches beside the core's stepping (README, "Training")
-    data_dir = Path(args.data)
     parts = []
     try:
-        for index, (num_players, num_deals) in enumerate(zip(players, deals, strict=True)):
+        for index, (num_players, num_deals, path) in enumerate(zip(players, deals, paths, strict=True)):
             seed = args.seed + index
-            path = _targets_path(data_dir, num_players, num_deals, seed, args.policy, samples, args.expert)
             part = None
             if path.is_file():
                 part, why = read_targets(path)
@@ -329,6 +381,12 @@ def main(argv=None) -> int:
         return 1
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: distillation stopped; the search targets saved so far are in " + str(data_dir))
+    broken = non_finite_weights(net.state_dict())
+    if broken:  # a last guard: such a network is refused by every loader, so it is not saved
+        print(f"{parser.prog}: error: the fitted network's weights hold NaN or infinite values ({broken[0]}"
+              f"{', ...' if len(broken) > 1 else ''}): nothing saved; the search targets are in {data_dir}",
+              file=sys.stderr)
+        return 1
     settings = {"expert": args.expert, "policy": str(args.policy), "players": players, "deals": deals,
                 "seed": args.seed, "samples": samples, "tau": args.tau, "epochs": args.epochs, "lr": args.lr}
     save_checkpoint(args.out, net, {**checkpoint.get("args", {}), "distilled": settings},

@@ -126,7 +126,10 @@ def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys
                                                                      "sizes: they would take seeds past 4,294,967,295; "
                                                                      "give at most 4,294,967,294"),
     (["--out", "x.pt", "--players", "3", "--deals", "2", "--tau", "1e-320"], "is not allowed: give a temperature "
-                                                                             "of at least 1e-06 chips"),
+                                                                             "from 1e-06 to 1,000,000 chips"),
+    # a temperature so high that the illegal actions' value weighs in: a fit to play them, at a loss of millions
+    (["--out", "x.pt", "--players", "3", "--deals", "2", "--tau", "1e300"], "--tau 1e+300 is not allowed: give a "
+                                                                            "temperature from 1e-06 to 1,000,000"),
 ])
 def test_bad_flags_are_one_line(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
@@ -226,3 +229,134 @@ def test_targets_that_cannot_be_read_are_searched_again(tmp_path, capsys):
     with np.load(saved) as targets:
         assert len(targets["observations"]) == len(targets["values"]) > 0
     assert sorted(path.name for path in data_dir.iterdir()) == [saved.name]
+
+
+def synthetic_targets(count: int = 40, seed: int = 0) -> dict[str, np.ndarray]:
+    """Search targets of the recorded kind (float16 observations, bool masks, NaN at illegal actions)."""
+    rng = np.random.default_rng(seed)
+    masks = np.zeros((count, 107), bool)
+    masks[:, :3] = True
+    return {"observations": rng.random((count, OBS_DIM)).astype(np.float16), "masks": masks,
+            "values": np.where(masks, rng.random((count, 107)), np.nan).astype(np.float32)}
+
+
+def misfit(key, change):
+    def make():
+        data = synthetic_targets()
+        data[key] = change(data[key])
+        return data
+    return make
+
+
+def with_entry(value):
+    def change(array):
+        array = array.copy()
+        array[1, 0] = value
+        return array
+    return change
+
+
+@pytest.mark.parametrize("make, says", [
+    (misfit("observations", lambda a: a[:, :5]), "observations must be floats of shape (decisions, 968), got "
+                                                 "float16 of shape (40, 5)"),
+    (misfit("observations", lambda a: a[:, 0]), "observations must be floats of shape (decisions, 968)"),
+    (misfit("observations", lambda a: a.astype(str)), "observations must be floats"),
+    (misfit("observations", lambda a: a[:0]), "it holds no decision"),
+    (misfit("masks", lambda a: a.astype(np.int8)), "masks must be booleans of shape (40, 107), one row per "
+                                                   "observation, got int8"),
+    (misfit("masks", lambda a: a[:10]), "masks must be booleans of shape (40, 107)"),
+    (misfit("values", lambda a: a[:10]), "values must be floats of shape (40, 107), one row per observation, "
+                                         "got float32 of shape (10, 107)"),
+    (misfit("values", lambda a: a.astype(str)), "values must be floats"),
+    (misfit("masks", lambda a: np.where(np.arange(len(a))[:, None] == 3, False, a)), "a decision has no legal action"),
+    (misfit("observations", with_entry(np.nan)), "observations hold NaN or infinite values"),
+    (misfit("observations", with_entry(np.inf)), "observations hold NaN or infinite values"),
+    (misfit("values", with_entry(np.inf)), "the values of legal actions hold NaN or infinite values"),
+    (misfit("values", with_entry(np.nan)), "the values of legal actions hold NaN or infinite values"),
+])
+def test_saved_targets_that_do_not_fit_are_not_read(make, says, tmp_path):
+    """Arrays of the right names but of a shape, type or value the fit cannot take: read as a file that
+    cannot be read (searched again), not fitted (a traceback, or a checkpoint of NaN)."""
+    path = tmp_path / "targets.npz"
+    distill.save_targets(path, make())
+    part, why = distill.read_targets(path)
+    assert part is None and says in why
+    distill.save_targets(path, synthetic_targets())  # the valid file they were made from is read
+    part, why = distill.read_targets(path)
+    assert why == "" and len(part["observations"]) == 40
+
+
+def test_saved_targets_with_infinite_values_are_searched_again(tmp_path, capsys):
+    data_dir = tmp_path / "targets"
+    saved = data_dir / "targets_pimc_3p_2deals_seed7_2samples.npz"
+    data_dir.mkdir()
+    distill.save_targets(saved, misfit("values", with_entry(np.inf))())
+    out_file = tmp_path / "x.pt"
+    assert distill.main([*SMALL_RUN, "--out", str(out_file), "--data", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert (f"3 players: the saved targets in {saved} cannot be read (the values of legal actions hold NaN or "
+            "infinite values); searching again") in out
+    net, _ = load_checkpoint(out_file)
+    assert all(torch.isfinite(value).all() for value in net.state_dict().values())
+    part, why = distill.read_targets(saved)  # the search's own targets replaced them
+    assert why == "" and len(part["observations"]) > 0
+
+
+def test_a_network_fitted_to_nan_is_not_saved(tmp_path, monkeypatch, capsys):
+    data_dir, out_file = tmp_path / "targets", tmp_path / "x.pt"
+    data_dir.mkdir()
+    distill.save_targets(data_dir / "targets_pimc_3p_2deals_seed7_2samples.npz", synthetic_targets())
+
+    def fit_to_nan(net, data, **kwargs):
+        with torch.no_grad():
+            next(net.parameters()).fill_(float("nan"))
+        return []
+
+    monkeypatch.setattr(distill, "fit_to_search", fit_to_nan)
+    assert distill.main([*SMALL_RUN, "--out", str(out_file), "--data", str(data_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "error: the fitted network's weights hold NaN or infinite values" in err and "nothing saved" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["targets"]  # no checkpoint written
+
+
+def test_two_policies_of_one_file_name_do_not_share_targets(tmp_path, monkeypatch, capsys):
+    """The targets are kept by the policy's content, not its file name: another network saved under
+    the same name is searched, not given the first one's targets."""
+    from agents.policy import save_checkpoint
+
+    net, checkpoint = load_checkpoint(resolve_checkpoint("ppo"))
+    first, second = tmp_path / "a" / "agent.pt", tmp_path / "b" / "agent.pt"
+    for path in (first, second):
+        path.parent.mkdir()
+        with torch.no_grad():
+            next(net.parameters()).add_(0.01)  # another network each time
+        save_checkpoint(path, net, checkpoint.get("args", {}))
+    searched = []
+
+    def search(num_players, deals, seed, policy, *args, **kwargs):
+        searched.append(policy)
+        return synthetic_targets()
+
+    monkeypatch.setattr(distill, "search_targets", search)
+    data_dir = tmp_path / "targets"
+    run = ["--players", "3", "--deals", "2", "--seed", "7", "--samples", "2", "--epochs", "1", "--data", str(data_dir)]
+    for policy in (first, second, first):
+        assert distill.main([*run, "--policy", str(policy), "--out", str(tmp_path / "x.pt")]) == 0
+    assert searched == [str(first), str(second)]  # the third run read the first one's targets
+    assert len(list(data_dir.glob("targets_agent-*_3p_2deals_seed7_2samples.npz"))) == 2
+    copy = tmp_path / "agent.pt"
+    copy.write_bytes(first.read_bytes())
+    assert distill.policy_key(copy) == distill.policy_key(first) != distill.policy_key(second)  # by content
+
+
+def test_a_folder_in_place_of_the_targets_file_is_refused_before_the_search(tmp_path, capsys):
+    data_dir = tmp_path / "targets"
+    (data_dir / "targets_pimc_3p_2deals_seed7_2samples.npz").mkdir(parents=True)
+    with pytest.raises(SystemExit) as stopped:
+        distill.main([*SMALL_RUN, "--out", str(tmp_path / "x.pt"), "--data", str(data_dir)])
+    captured = capsys.readouterr()
+    assert stopped.value.code == 2 and captured.out == ""
+    assert (f"--data {str(data_dir)!r} cannot be written: targets_pimc_3p_2deals_seed7_2samples.npz in it is a "
+            "folder") in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["targets"]

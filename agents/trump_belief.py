@@ -41,7 +41,9 @@ stream a size; about 7, 10 and 15 minutes of one core to collect, or ``--workers
 
 from __future__ import annotations
 
+import os
 import signal
+import zipfile
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -87,6 +89,14 @@ SMOOTHING = 0.05
 HIDDEN = 256
 DATA_BATCH = 256
 """Games played side by side while collecting."""
+MAX_HANDS = 100_000
+"""The most hands ``--hands`` takes at a size (and ``--stream-hands`` in a stream). A size's decisions are
+held in memory together for the fit: about 11 a hand at 3 players and 35 at 10, of 3.9 kB each (968
+float32 features), so 100,000 hands are 4 to 14 GB (twice that while the streams are joined); and they
+take an hour of one core at 3 players (12,000 hands took 7 minutes), about seven at 10."""
+MAX_WORKERS = 64
+"""The most processes ``--workers`` takes: each loads torch and plays its stream's games, about
+half a gigabyte, so 64 already ask 30 GB (and no more start than there are streams)."""
 
 
 def trump_counts(holders: np.ndarray, trump: np.ndarray, num_players: int) -> np.ndarray:
@@ -281,12 +291,38 @@ def stream_file(cache, players: int, hands: int, seed: int) -> Path:
     return Path(cache) / f"pimc-tables-{players}p-seed{seed}-{hands}hands-obs{OBSERVATION_VERSION}.npz"
 
 
+def read_stream(path: Path, players: int) -> tuple[tuple[np.ndarray, np.ndarray] | None, str]:
+    """A stream kept at ``path`` as ``(observations, targets)``, or ``None`` and why it cannot be read
+    (a damaged file, or arrays :func:`collect` does not give): then it is played again."""
+    try:
+        with np.load(path) as data:
+            observations, targets = data["observations"], data["targets"]
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        return None, f"{type(error).__name__}: {error}"
+    if observations.ndim != 2 or observations.shape[1] != OBS_DIM or observations.dtype != np.float32:
+        return None, (f"observations must be float32 of shape (decisions, {OBS_DIM}), got {observations.dtype} "
+                      f"of shape {observations.shape}")
+    if not len(observations):  # a stream of at least one hand has decisions
+        return None, "it holds no decision"
+    if targets.shape != (len(observations), players - 1) or targets.dtype.kind not in "iu":
+        return None, (f"targets must be whole numbers of shape ({len(observations)}, {players - 1}), one trump "
+                      f"count a seat for each observation, got {targets.dtype} of shape {targets.shape}")
+    if not np.isfinite(observations).all():
+        return None, "observations hold NaN or infinite values"
+    if targets.min() < 0 or targets.max() >= COUNTS:
+        return None, f"targets must be trump counts from 0 to {COUNTS - 1}, got {targets.min()} to {targets.max()}"
+    return (observations, targets), ""
+
+
 def play_stream(players: int, hands: int, seed: int, cache=None, progress: bool = False):
     """One stream's :func:`collect`, read from ``cache`` when it holds it, and kept there when not."""
     path = None if cache is None else stream_file(cache, players, hands, seed)
     if path is not None and path.is_file():
-        with np.load(path) as data:
-            return data["observations"], data["targets"]
+        stream, why = read_stream(path, players)
+        if stream is not None:
+            return stream
+        tqdm.write(f"{players} players, seed {seed}: the stream kept in {path} cannot be read ({why}); "
+                   "playing it again")
     observations, targets = collect(players, hands, seed, progress=progress)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -378,15 +414,16 @@ def main(argv=None) -> int:
                                         "and save it for the searches (pimc_ppo:belief=NAME).")
     parser.add_argument("--players", type=table_sizes, default=[3, 4, 5], help="table sizes (default 3,4,5)")
     parser.add_argument("--hands", type=positive_ints, default=None,
-                        help="hands of pimc tables to collect at each size, one number or one per size "
-                             "(default 12000,10000,6000 at 3,4,5 players; other sizes need it given)")
+                        help=f"hands of pimc tables to collect at each size, 1 to {MAX_HANDS:,}, one number or "
+                             "one per size (default 12000,10000,6000 at 3,4,5 players; other sizes need it given)")
     parser.add_argument("--stream-hands", type=positive_int, default=12000,
-                        help="hands a stream of the data holds at most; each stream takes the next seed "
-                             "(default 12000)")
+                        help=f"hands a stream of the data holds at most, 1 to {MAX_HANDS:,}; each stream takes "
+                             "the next seed (default 12000)")
     parser.add_argument("--seed", type=seed_value, default=600,
                         help="seed of the first stream (default 600)")
     parser.add_argument("--workers", type=positive_int, default=1,
-                        help="processes playing the streams side by side; the data do not depend on it (default 1)")
+                        help=f"processes playing the streams side by side, 1 to {MAX_WORKERS}; the data do not "
+                             "depend on it (default 1)")
     parser.add_argument("--cache", default=None,
                         help="a folder that keeps each stream, read back by a later run instead of playing it again")
     parser.add_argument("--out", default=str(BELIEF_DIR / "trump_counts.pt"),
@@ -395,6 +432,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if any(size < 2 for size in args.players):
         parser.error("--players: a trump-count belief needs at least 2 players")
+    if args.hands is not None and max(args.hands) > MAX_HANDS:  # before the streams are listed
+        parser.error(f"--hands {','.join(map(str, args.hands))} is not allowed: give 1 to {MAX_HANDS:,} hands a size")
+    if args.stream_hands > MAX_HANDS:
+        parser.error(f"--stream-hands {args.stream_hands} is not allowed: give 1 to {MAX_HANDS:,} hands a stream")
+    if args.workers > MAX_WORKERS:
+        parser.error(f"--workers {args.workers} is not allowed: give 1 to {MAX_WORKERS} processes")
+    if args.cache is not None and not args.cache.strip():
+        parser.error(f"--cache {args.cache!r}: give a folder for the streams, or leave --cache out")
     try:
         args.hands = per_table_size("--hands", args.players, args.hands, DEFAULT_HANDS)
     except ValueError as error:
@@ -408,6 +453,17 @@ def main(argv=None) -> int:
         why = None if path is None else unwritable(path, folder=folder)
         if why:
             parser.error(f"{flag} {path!r} cannot be written: {why}")
+    if args.cache is not None and Path(args.cache).is_dir():  # asked now: a stream is written there once played
+        try:
+            blocked = {entry.name: entry.is_dir() for entry in os.scandir(args.cache) if not entry.is_file()}
+        except OSError as error:
+            parser.error(f"--cache {args.cache!r} cannot be read: {error.strerror or error}")
+        for job in jobs if blocked else ():
+            name = stream_file(args.cache, *job).name
+            if name in blocked:
+                parser.error(f"--cache {args.cache!r} cannot be written: {name} in it is "
+                             f"{'a folder' if blocked[name] else 'not a regular file'}; the stream is kept in that "
+                             "name: move it away")
     torch.set_num_threads(1)
     nets, report = {}, {}
     try:

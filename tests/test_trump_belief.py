@@ -18,7 +18,9 @@ from agents.trump_belief import (  # noqa: E402
     count_frequencies,
     load_belief,
     main,
+    play_stream,
     play_streams,
+    read_stream,
     save_belief,
     stream_file,
     streams,
@@ -228,3 +230,107 @@ def test_the_data_do_not_depend_on_the_workers_and_the_cache_is_read_back(tmp_pa
     monkeypatch.setattr(module, "collect", lambda *args, **kwargs: pytest.fail("a cached stream was played again"))
     again = play_streams(jobs, workers=1, cache=tmp_path)
     assert all(np.array_equal(a[0], b[0]) for a, b in zip(alone, again, strict=True))
+
+
+@pytest.mark.parametrize("argv, says", [
+    # counts past what a machine can hold or play: refused before the streams are listed (which never ended)
+    (["--players", "2", "--hands", "1" + "0" * 30], "--hands 1000000000000000000000000000000 is not allowed: give 1 "
+                                                    "to 100,000 hands a size"),
+    (["--players", "2", "--hands", "1" + "0" * 12, "--stream-hands", "1"], "give 1 to 100,000 hands a size"),
+    (["--players", "2,3", "--hands", "5,100001"], "--hands 5,100001 is not allowed: give 1 to 100,000 hands a size"),
+    (["--players", "2", "--hands", "5", "--stream-hands", "100001"], "--stream-hands 100001 is not allowed: give 1 to "
+                                                                     "100,000 hands a stream"),
+    (["--players", "2", "--hands", "5", "--workers", "65"], "--workers 65 is not allowed: give 1 to 64 processes"),
+    # not the current folder
+    (["--players", "2", "--hands", "5", "--cache", ""], "--cache '': give a folder for the streams, or leave --cache "
+                                                        "out"),
+    (["--players", "2", "--hands", "5", "--cache", " "], "--cache ' ': give a folder"),
+])
+def test_counts_past_the_bounds_and_a_blank_cache_are_refused_before_any_work(argv, says, tmp_path, monkeypatch,
+                                                                              capsys):
+    import agents.trump_belief as module
+
+    monkeypatch.chdir(tmp_path)  # where a blank --cache wrote the streams
+    monkeypatch.setattr(module, "streams", lambda *args: pytest.fail("the streams were listed before the check"))
+    monkeypatch.setattr(module, "collect", lambda *args, **kwargs: pytest.fail("a stream was played"))
+    refused_in_process(main, [*argv, "--out", str(tmp_path / "belief.pt")], capsys, says)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_folder_in_place_of_a_stream_file_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    import agents.trump_belief as module
+
+    cache = tmp_path / "cache"
+    stream_file(cache, 2, 5, 600).mkdir(parents=True)
+    monkeypatch.setattr(module, "collect", lambda *args, **kwargs: pytest.fail("a stream was played"))
+    refused_in_process(main, ["--players", "2", "--hands", "5", "--out", str(tmp_path / "belief.pt"), "--cache",
+                              str(cache)], capsys,
+                       f"--cache {str(cache)!r} cannot be written: pimc-tables-2p-seed600-5hands-obs1.npz in it is "
+                       "a folder")
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["cache", "pimc-tables-2p-seed600-5hands-obs1.npz"]
+
+
+def kept_stream(count: int = 30, players: int = 3):
+    rng = np.random.default_rng(0)
+    return rng.random((count, OBS_DIM), dtype=np.float32), rng.integers(0, COUNTS, (count, players - 1), dtype=np.int8)
+
+
+def changed(index, change):
+    def make():
+        arrays = list(kept_stream())
+        arrays[index] = change(arrays[index])
+        return arrays
+    return make
+
+
+def with_entry(value):
+    def change(array):
+        array = array.copy()
+        array[1, 0] = value
+        return array
+    return change
+
+
+@pytest.mark.parametrize("make, says", [
+    (changed(0, lambda a: a[:5, :3]), "observations must be float32 of shape (decisions, 968), got float32 of shape "
+                                      "(5, 3)"),
+    (changed(0, lambda a: a[:, 0]), "observations must be float32 of shape (decisions, 968)"),
+    (changed(0, lambda a: a.astype(np.float64)), "got float64"),
+    (changed(0, lambda a: a.astype(str)), "observations must be float32"),
+    (lambda: [a[:0] for a in kept_stream()], "it holds no decision"),
+    (changed(1, lambda a: a[:10]), "targets must be whole numbers of shape (30, 2), one trump count a seat for each "
+                                   "observation, got int8 of shape (10, 2)"),
+    (changed(1, lambda a: a[:, :1]), "targets must be whole numbers of shape (30, 2)"),
+    (changed(1, lambda a: a.astype(np.float32)), "got float32"),
+    (changed(0, with_entry(np.nan)), "observations hold NaN or infinite values"),
+    (changed(0, with_entry(np.inf)), "observations hold NaN or infinite values"),
+    (changed(1, with_entry(6)), "targets must be trump counts from 0 to 5, got 0 to 6"),
+    (changed(1, with_entry(-1)), "targets must be trump counts from 0 to 5, got -1 to 5"),
+])
+def test_a_kept_stream_that_does_not_fit_is_not_read(make, says, tmp_path):
+    path = tmp_path / "stream.npz"
+    observations, targets = make()
+    np.savez_compressed(path, observations=observations, targets=targets)
+    stream, why = read_stream(path, 3)
+    assert stream is None and says in why
+    np.savez_compressed(path, observations=kept_stream()[0], targets=kept_stream()[1])  # what they were made from
+    stream, why = read_stream(path, 3)
+    assert why == "" and np.array_equal(stream[0], kept_stream()[0])
+
+
+@pytest.mark.parametrize("content", [b"junk!", b"PK\x03\x04" + b"\0" * 100, "wrong shape"])
+def test_a_kept_stream_that_cannot_be_read_is_played_again(content, tmp_path, monkeypatch, capsys):
+    import agents.trump_belief as module
+
+    path = stream_file(tmp_path, 3, 5, 9)
+    if content == "wrong shape":
+        np.savez_compressed(path, observations=np.zeros((5, 3), np.float32), targets=np.zeros((5, 2), np.int8))
+    else:
+        path.write_bytes(content)
+    monkeypatch.setattr(module, "collect", lambda players, hands, seed, progress=False: kept_stream(players=players))
+    observations, targets = play_stream(3, 5, 9, cache=tmp_path)
+    assert np.array_equal(observations, kept_stream()[0]) and np.array_equal(targets, kept_stream()[1])
+    out = capsys.readouterr().out
+    assert f"3 players, seed 9: the stream kept in {path} cannot be read (" in out and "); playing it again" in out
+    stream, why = read_stream(path, 3)  # the stream played replaced it
+    assert why == "" and np.array_equal(stream[1], kept_stream()[1])

@@ -12,9 +12,10 @@ checkpoint made this way is shipped: it measured no stronger against ``pimc`` ta
    legal action) is recorded: the observation (float16: its entries are 0, 0.25, 0.95 and 1,
    which it keeps to 2e-4), the legal mask and the search's mean equity of every legal action
    over its sampled deals. Table size ``players[i]`` plays the deals of seed ``seed + i``.
-   Each size's targets are saved in ``--data`` and reused by a later run with the same settings,
-   so a fit can be redone without the search (a file written whole or not at all; one that cannot
-   be read is searched again).
+   Each size's targets are saved in ``--data`` and reused by a later run with the same settings
+   and the same policy (the file is named by a digest of the policy file's bytes), so a fit can be
+   redone without the search (a file written whole or not at all; one that cannot be read, or whose
+   arrays do not fit, is searched again).
 2. **Fit.** The policy's actor (the critic is left as it is: no agent reads it) is trained by
    cross-entropy to ``softmax(Q / tau)`` over the legal actions, Adam, minibatches of 1,024,
    from the ``--policy`` checkpoint's weights; 5% of the decisions are held out, and each epoch

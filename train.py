@@ -92,6 +92,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
         MAX_LEARNING_RATE,
         ArgumentParser,
         SettingError,
+        comma_items,
         install_hint,
         json_text,
         unwritable,
@@ -235,25 +236,53 @@ CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding":
            "snapshot_sampling": ("uniform", "pfsp")}
 MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
 MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
+# PPO takes a few passes (3 to 30 in the literature); one over the default rollout takes about a second, so more
+# than this is over a quarter of an hour's update every iteration: a typo, not a setting.
+MAX_UPDATE_EPOCHS = 1_000
+# Equities a hand differ by hundredths of a chip between snapshots: at this temperature 0.01 chips is already a
+# factor of e**10, so the draw is all on the weakest snapshot; far below it -E / T overflows (NaN chances).
+MIN_PFSP_TEMPERATURE = 0.001
 # (smallest, largest) allowed value of each numeric option; None: no bound on that side.
 RANGES = {
     "seed": (0, MAX_SEED), "learning_rate": (0.0, MAX_LEARNING_RATE), "torch_threads": (0, os.cpu_count() or 1),
     "total_decisions": (1, None), "time_limit": (0.0, None),
     "min_players": (MIN_PLAYERS, MAX_PLAYERS), "max_players": (MIN_PLAYERS, MAX_PLAYERS),
     "num_games": (1, None), "hands_per_game": (1, None), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0),
-    "minibatch_size": (1, None), "update_epochs": (1, None), "clip_coef": (0.0, MAX_COEF), "ent_coef": (0.0, MAX_COEF),
-    "vf_coef": (0.0, MAX_COEF), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
+    "minibatch_size": (1, None), "update_epochs": (1, MAX_UPDATE_EPOCHS), "clip_coef": (0.0, MAX_COEF),
+    "ent_coef": (0.0, MAX_COEF), "vf_coef": (0.0, MAX_COEF), "max_grad_norm": (0.0, None), "target_kl": (0.0, None),
     "current_seats": (0.0, 1.0), "snapshot_every": (1, None), "eval_every": (0, None), "eval_deals": (1, MAX_DEALS),
     "final_eval_deals": (0, MAX_DEALS), "save_every": (1, None), "workers": (1, None),
-    "pfsp_temperature": (0.0, None),
+    "pfsp_temperature": (MIN_PFSP_TEMPERATURE, None),
 }
-# A zero here would train nothing (the temperature: would divide by zero).
-ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm", "pfsp_temperature")
+# A zero here would train nothing.
+ABOVE_ZERO = ("learning_rate", "clip_coef", "max_grad_norm")
 SHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def allowed_range(name: str) -> str:
+    """What :data:`RANGES` allows of a numeric option, in words."""
+    low, high = RANGES[name]
+    if name in ABOVE_ZERO:
+        return f"above {number(low)}" + (f", at most {number(high)}" if high is not None else "")
+    return f"{number(low)} to {number(high)}" if high is not None else f"at least {number(low)}"
+
+
+def number_type(name: str, kind: type):
+    """The argparse type of a numeric option: ``kind`` (int or float) of the text, as argparse's own, but a text
+    that is none is refused saying what is allowed; the range itself is held by :func:`check_args`, which
+    checks a resumed run's saved values too."""
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed: it must be "
+                                             f"{'a whole number' if kind is int else 'a number'}, "
+                                             f"{allowed_range(name)}") from None
+    return parse
 
 
 def number(value) -> str:
@@ -291,11 +320,11 @@ def check_device(name: str) -> torch.device:
 
 def rollout_bytes(args: Args) -> int:
     """An upper bound on one rollout's memory: every seat of every game deciding as often as a
-    hand allows, each row's float32 observation held twice (the batch and its torch copy)."""
+    hand allows, each row's float32 observation held twice (the batch and its torch copy). In whole numbers:
+    any --num-games or --hands-per-game is answered, none overflows a float."""
     sizes = range(args.min_players, args.max_players + 1)
-    seats = args.num_games / len(sizes) * sum(sizes)
-    rows = seats * args.hands_per_game * MAX_DECISIONS_PER_HAND
-    return int(rows * (2 * 4 * OBS_DIM + NUM_ACTIONS))
+    row_bytes = 2 * 4 * OBS_DIM + NUM_ACTIONS
+    return args.num_games * sum(sizes) * args.hands_per_game * MAX_DECISIONS_PER_HAND * row_bytes // len(sizes)
 
 
 def network_arguments(net) -> dict:
@@ -314,14 +343,11 @@ def check_args(args: Args) -> None:
             raise ValueError(f"{flag(name)} {getattr(args, name)!r} is not allowed: choose one of {', '.join(choices)}")
     for name, (low, high) in RANGES.items():
         value = getattr(args, name)
-        if not (math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high)) \
+        finite = isinstance(value, int) or math.isfinite(value)  # a huge int is no float: isfinite would overflow
+        if not (finite and (low is None or value >= low) and (high is None or value <= high)) \
                 or (name in ABOVE_ZERO and value <= 0):
-            if name in ABOVE_ZERO:
-                allowed = f"above {number(low)}" + (f", at most {number(high)}" if high is not None else "")
-            else:
-                allowed = f"{number(low)} to {number(high)}" if high is not None else f"at least {number(low)}"
-            finite = "" if math.isfinite(value) else "a finite number, "
-            raise ValueError(f"{flag(name)} {value} is not allowed: it must be {finite}{allowed}")
+            finite = "" if finite else "a finite number, "
+            raise ValueError(f"{flag(name)} {value} is not allowed: it must be {finite}{allowed_range(name)}")
     if args.min_players > args.max_players:
         raise ValueError(f"--min-players {args.min_players} is above --max-players {args.max_players}")
     sizes = args.max_players - args.min_players + 1
@@ -369,8 +395,9 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--runs-dir {args.runs_dir!r} is empty: give a folder (default runs)")
     needed, memory = rollout_bytes(args), physical_memory()
     if memory and needed > memory:
+        gib = (needed + 2**29) // 2**30  # in whole numbers: a huge count overflows a float
         raise ValueError(f"--num-games {args.num_games} with --hands-per-game {args.hands_per_game} needs about "
-                         f"{needed / 2**30:.0f} GiB for one rollout, and this machine has {memory / 2**30:.0f} GiB: "
+                         f"{gib:,} GiB for one rollout, and this machine has {memory / 2**30:.0f} GiB: "
                          "give fewer games or hands")
     if args.ship_as:
         if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
@@ -412,7 +439,8 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
             parser.add_argument(flag(field.name), nargs="?", const="", default=None, metavar="ADDRESS",
                                 help=helps.get(field.name))
         else:
-            parser.add_argument(flag(field.name), type=field.type, default=field.default, help=helps.get(field.name),
+            kind = number_type(field.name, field.type) if field.name in RANGES else field.type
+            parser.add_argument(flag(field.name), type=kind, default=field.default, help=helps.get(field.name),
                                 choices=CHOICES.get(field.name))
     unset = object()  # argparse fills in a default only where the namespace has no value yet
     parsed = vars(parser.parse_args(argv, argparse.Namespace(**{f.name: unset for f in dataclasses.fields(Args)})))
@@ -436,7 +464,12 @@ def parse_weights(text: str) -> np.ndarray:
     """``--league`` text (``KIND=WEIGHT,...``) as probabilities over :data:`TABLE_KINDS`."""
     weights = np.zeros(len(TABLE_KINDS))
     given = set()
-    for item in filter(None, (part.strip() for part in text.split(","))):
+    try:
+        items = comma_items(text)
+    except ValueError:  # "self=1,,greedy=1": a weight left out, not one to skip
+        raise ValueError(f"--league {text!r}: an empty item; give comma-separated KIND=WEIGHT items, "
+                         "e.g. self=0.5,spoiler=0.5") from None
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep or name.strip() not in TABLE_KINDS:
             raise ValueError(f"--league item {item!r} must be KIND=WEIGHT with KIND one of {', '.join(TABLE_KINDS)}")

@@ -35,13 +35,14 @@ def no_cuda() -> bool:
 
 TRAIN_CASES = [
     (["--minibatch-size", "0"], ["--minibatch-size", "at least 1"]),
-    (["--update-epochs", "-1"], ["--update-epochs", "at least 1"]),
+    (["--update-epochs", "-1"], ["--update-epochs", "1 to 1,000"]),
     (["--eval-players", "1"], ["--eval-players", "2 to 10"]),
     (["--eval-players", "3,3"], ["--eval-players", "give distinct table sizes"]),  # evaluated twice
     (["--ship-as", "../elsewhere"], ["--ship-as", "letters, digits"]),
     (["--total-decisions", "-5"], ["--total-decisions", "at least 1"]),
     (["--num-games", "0"], ["--num-games", "at least 1"]),
     (["--device", "cuda:99"], ["--device cuda:99"]),
+    (["--update-epochs", str(10**30)], ["--update-epochs", "it must be 1 to 1,000"]),  # it never finished
 ]
 
 
@@ -122,6 +123,10 @@ TRAIN_CHECKED = [
     ("league", "self=1,self=2", "--league 'self=1,self=2': self is given more than once"),
     ("runs_dir", " ", "--runs-dir ' ' is empty"),
     ("hidden", ",".join(["16"] * 17), "17 layers are not allowed, give 1 to 16"),
+    ("update_epochs", 10**30, "--update-epochs 1000000000000000000000000000000 is not allowed: it must be 1 to 1,000"),
+    ("pfsp_temperature", 5e-324, "--pfsp-temperature 5e-324 is not allowed: it must be at least 0.001"),
+    ("league", "self=1,,greedy=1", "--league 'self=1,,greedy=1': an empty item; give comma-separated KIND=WEIGHT"),
+    ("league", "self=1,", "--league 'self=1,': an empty item"),
 ]
 
 
@@ -130,7 +135,9 @@ def test_train_refuses_values_its_arithmetic_cannot_hold_a_repeated_league_kind_
                                                                                                      value, says):
     """--clip-coef 1e308 ended the first update in a traceback; --ent-coef, --vf-coef and --learning-rate
     1e308 trained a network of NaN and exited 0; a repeated --league kind kept its last weight; --runs-dir ' '
-    made a folder named ' '; --hidden of 17 layers trained a run whose checkpoints no loader takes (nor --resume)."""
+    made a folder named ' '; --hidden of 17 layers trained a run whose checkpoints no loader takes (nor --resume);
+    --update-epochs 10**30 never finished; --pfsp-temperature 5e-324 drew NaN chances partway through the run;
+    a blank --league item was skipped."""
     with pytest.raises(ValueError, match=re.escape(says)):
         train.check_args(dataclasses.replace(train.Args(), **{name: value}))
 
@@ -138,6 +145,40 @@ def test_train_refuses_values_its_arithmetic_cannot_hold_a_repeated_league_kind_
 def test_train_takes_the_largest_allowed_values(train):
     train.check_args(dataclasses.replace(train.Args(), learning_rate=1.0, clip_coef=1e6, ent_coef=1e6, vf_coef=1e6))
     train.check_args(dataclasses.replace(train.Args(), hidden=",".join(["16"] * 16)))  # what a checkpoint may hold
+    train.check_args(dataclasses.replace(train.Args(), update_epochs=1000, snapshot_sampling="pfsp",
+                                         pfsp_temperature=0.001))  # and the coldest draw
+
+
+def test_train_checks_a_huge_whole_number_of_any_option_without_overflowing(train):
+    """10**400 is no float: --seed, --num-games and every whole-number option ended in an OverflowError traceback.
+    Now it is refused naming the option where the option has a bound (--num-games: the machine's memory), or
+    taken (a --total-decisions or --save-every that is never reached)."""
+    refused = []
+    for field in dataclasses.fields(train.Args):
+        if field.type is int:
+            try:
+                train.check_args(dataclasses.replace(train.Args(), **{field.name: 10**400}))
+            except ValueError as error:
+                assert train.flag(field.name) in str(error), error
+                refused.append(field.name)
+    assert {"seed", "num_games", "hands_per_game", "update_epochs", "eval_deals"} <= set(refused)
+
+
+def test_train_says_what_a_number_option_takes_when_given_no_number(train, tmp_path, capsys):
+    """argparse said only "invalid int value: 'abc'"; the values taken are argparse's int and float, as before."""
+    for name in train.RANGES:
+        whole = next(field.type for field in dataclasses.fields(train.Args) if field.name == name) is int
+        refused_in_process(train.main, ["--runs-dir", str(tmp_path / "runs"), train.flag(name), "1e3x"], capsys,
+                           f"argument {train.flag(name)}: '1e3x' is not allowed: it must be "
+                           f"{'a whole number' if whole else 'a number'}, {train.allowed_range(name)}")
+    refused_in_process(train.main, ["--total-decisions", "1e3"], capsys, "'1e3' is not allowed: it must be a whole "
+                       "number, at least 1")
+    refused_in_process(train.main, ["--seed", "abc"], capsys, "it must be a whole number, 0 to 4,294,967,295")
+    refused_in_process(train.main, ["--learning-rate", "abc"], capsys, "it must be a number, above 0, at most 1")
+    args = train.parse_args(["--runs-dir", str(tmp_path / "runs"), "--total-decisions", " 1_000 ", "--time-limit",
+                             "1e1", "--learning-rate", "3E-4", "--seed", "007"])
+    assert (args.total_decisions, args.time_limit, args.learning_rate, args.seed) == (1000, 10.0, 3e-4, 7)
+    assert not (tmp_path / "runs").exists()
 
 
 def test_train_refuses_a_runs_dir_it_cannot_write_in_its_own_words(train, tmp_path, capsys):

@@ -53,6 +53,7 @@ import csv
 import dataclasses
 import json
 import math
+import numbers
 import os
 import re
 import shlex
@@ -412,6 +413,82 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--precision bf16: {device} has no bf16 arithmetic; use fp32 or auto")
 
 
+ARG_KINDS = {str: "text", int: "a whole number", float: "a number with a decimal point", bool: "True or False"}
+PROGRESS_COUNTS = ("iteration", "decisions", "trained")  # with "seconds" and "snapshot_equity", all a run keeps
+ADAM_STATE = {"step", "exp_avg", "exp_avg_sq"}
+
+
+def resume_problem(resumed: dict, net: PolicyNet) -> str | None:
+    """What makes the loaded ``checkpoint.pt`` of a run unfit to resume (a file edited, or of another program),
+    in words, or None: found now, not as a traceback hours in, nor trained on. The saved arguments must have
+    the types of :class:`Args` (their values then pass :func:`check_args`), the progress the counts the run
+    reads, and the optimizer state must load into train.py's Adam over ``net``'s parameters, with finite state
+    tensors of their shapes."""
+    saved, progress, optimizer = resumed.get("args"), resumed.get("progress"), resumed.get("optimizer")
+    if optimizer is None or not isinstance(saved, dict):
+        return "no optimizer state or arguments"
+    for field in dataclasses.fields(Args):
+        value = saved.get(field.name, field.default)
+        if not isinstance(value, field.type) or (isinstance(value, bool) and field.type is not bool):
+            return f"its saved {flag(field.name)} is {value!r}, not {ARG_KINDS.get(field.type, field.type)}"
+    if not isinstance(progress, dict):
+        return f"its progress is a {type(progress).__name__}, not a dict of counts" if progress is not None \
+            else "no progress"
+    unknown = [key for key in progress if key not in (*PROGRESS_COUNTS, "seconds", "snapshot_equity")]
+    if unknown:
+        return f"its progress holds {unknown[0]!r}, which train.py does not keep"
+    for name in PROGRESS_COUNTS:
+        value = progress.get(name)
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+            return f"its progress {name} is {value!r}, not a whole number of at least 0"
+    seconds = progress.get("seconds")
+    if not isinstance(seconds, numbers.Real) or isinstance(seconds, bool) or not 0 <= seconds < math.inf:
+        return f"its progress seconds is {seconds!r}, not a finite number of at least 0"
+    equities = progress.get("snapshot_equity", {})
+    if not isinstance(equities, dict) or not all(
+            isinstance(name, str) and isinstance(equity, numbers.Real) and not isinstance(equity, bool)
+            and math.isfinite(equity) for name, equity in equities.items()):
+        return "its progress snapshot_equity does not map snapshot file names to finite numbers"
+    if not (isinstance(optimizer, dict) and isinstance(optimizer.get("state"), dict)
+            and isinstance(optimizer.get("param_groups"), list)
+            and all(isinstance(state, dict) and all(map(torch.is_tensor, state.values()))
+                    for state in optimizer["state"].values())):
+        return "its optimizer state is not a dict of state (tensors by parameter) and param_groups"
+    params = list(net.parameters())
+    probe = torch.optim.Adam(params, eps=1e-5)  # as train.py builds it (a throwaway: net is not the run's)
+    built = dict(probe.param_groups[0])
+    try:
+        probe.load_state_dict(optimizer)
+    except Exception as error:  # torch raises several kinds on a malformed state, each saying what does not fit
+        return f"its optimizer state does not load ({type(error).__name__}: {error})"
+    group = probe.param_groups[0]
+    for key, value in built.items():  # the learning rate is annealed, fused is the device's; the rest are fixed
+        loaded = group.get(key)
+        if key == "lr" and not (isinstance(loaded, float) and 0 < loaded <= MAX_LEARNING_RATE):
+            return f"its optimizer's learning rate is {loaded!r}, not a number above 0, at most {MAX_LEARNING_RATE:g}"
+        if key == "fused" and not isinstance(loaded, bool | None):
+            return f"its optimizer's fused is {loaded!r}, not True, False or None"
+        if key not in ("params", "lr", "fused") and not (type(loaded) is type(value) and loaded == value):
+            return f"its optimizer's {key} is {loaded!r}, where train.py's Adam has {value!r}"
+    for index, param in enumerate(params):
+        state = probe.state.get(param, {})
+        if not state:  # Adam makes a parameter's state at its first step
+            continue
+        if set(state) != ADAM_STATE:
+            return (f"the optimizer state of parameter {index} holds {', '.join(map(str, state))}, not "
+                    f"{', '.join(sorted(ADAM_STATE))}")
+        step = state["step"]
+        if not (step.numel() == 1 and not step.is_complex() and torch.isfinite(step).all() and step.item() >= 0):
+            return f"the optimizer step of parameter {index} is {step!r}, not one finite count"
+        for key in ("exp_avg", "exp_avg_sq"):
+            tensor = state[key]
+            if not (torch.is_tensor(tensor) and tensor.is_floating_point() and tensor.shape == param.shape
+                    and torch.isfinite(tensor).all()):
+                return (f"the optimizer's {key} of parameter {index} is not a finite float tensor of shape "
+                        f"{tuple(param.shape)}")
+    return None
+
+
 def parse_args(argv=None) -> Args:
     """Command-line options from the fields of :class:`Args`; each field's docstring is its help.
     Every option is checked (:func:`check_args`) before this returns; a bad one ends the command
@@ -683,8 +760,9 @@ def main(argv=None) -> dict:
             saved_net, resumed = load_checkpoint(checkpoint_path)
         except CheckpointError as error:
             fail(f"--resume: {error}")
-        if "optimizer" not in resumed or not isinstance(resumed.get("args"), dict):
-            fail(f"--resume: {checkpoint_path} is not a resumable checkpoint (no optimizer state or arguments)")
+        problem = resume_problem(resumed, saved_net)
+        if problem:
+            fail(f"--resume: {checkpoint_path} is not a resumable checkpoint ({problem})")
         saved = resumed["args"]
         known = {f.name for f in dataclasses.fields(Args)}
         args = Args(**{**{k: v for k, v in saved.items() if k in known},

@@ -623,6 +623,85 @@ def test_a_run_folder_that_does_not_fit_is_refused_in_one_line_and_left_as_it_wa
     refused(new, "already holds a run: pass --resume")
 
 
+def drop(table, key):
+    del table[key]
+
+
+# Edits of a run's checkpoint.pt that --resume must refuse before any work, and what the refusal says.
+MALFORMED_CHECKPOINTS = {
+    "hidden an int": (lambda c: c["args"].update(hidden=8), "its saved --hidden is 8, not text"),
+    "eval players an int": (lambda c: c["args"].update(eval_players=3), "its saved --eval-players is 3, not text"),
+    "league None": (lambda c: c["args"].update(league=None), "its saved --league is None, not text"),
+    "learning rate text": (lambda c: c["args"].update(learning_rate="abc"),
+                           "its saved --learning-rate is 'abc', not a number"),
+    "min players text": (lambda c: c["args"].update(min_players="3"),
+                         "its saved --min-players is '3', not a whole number"),
+    "seed a bool": (lambda c: c["args"].update(seed=True), "its saved --seed is True, not a whole number"),
+    "run name an int": (lambda c: c["args"].update(run_name=5), "its saved --run-name is 5, not text"),
+    "ship as an int": (lambda c: c["args"].update(ship_as=7), "its saved --ship-as is 7, not text"),
+    "anneal lr text": (lambda c: c["args"].update(anneal_lr="no"), "its saved --anneal-lr is 'no', not True or False"),
+    "league blank item": (lambda c: c["args"].update(league="self=1,,greedy=1"),
+                          "--league 'self=1,,greedy=1': an empty item"),
+    "no progress": (lambda c: drop(c, "progress"), "(no progress)"),
+    "progress text": (lambda c: c.update(progress="abc"), "its progress is a str, not a dict of counts"),
+    "decisions text": (lambda c: c["progress"].update(decisions="abc"), "its progress decisions is 'abc', not a"),
+    "decisions negative": (lambda c: c["progress"].update(decisions=-100),
+                           "its progress decisions is -100, not a whole number of at least 0"),
+    "seconds nan": (lambda c: c["progress"].update(seconds=float("nan")), "its progress seconds is nan"),
+    "progress unknown": (lambda c: c["progress"].update(extra=torch.zeros(1)), "its progress holds 'extra'"),
+    "snapshot equity nan": (lambda c: c["progress"].update(snapshot_equity={"iter_000000.pt": float("nan")}),
+                            "snapshot_equity does not map snapshot file names to finite numbers"),
+    "optimizer empty": (lambda c: c.update(optimizer={}), "its optimizer state is not a dict of state"),
+    "optimizer text": (lambda c: c.update(optimizer="abc"), "its optimizer state is not a dict"),
+    "no param groups": (lambda c: c["optimizer"].update(param_groups=[]),
+                        "its optimizer state does not load (ValueError: loaded state dict has a different number"),
+    "learning rate of the optimizer": (lambda c: c["optimizer"]["param_groups"][0].update(lr="abc"),
+                                       "its optimizer's learning rate is 'abc'"),
+    "betas": (lambda c: c["optimizer"]["param_groups"][0].update(betas=(0.9, 2.0)),
+              "its optimizer's betas is (0.9, 2.0), where train.py's Adam has (0.9, 0.999)"),
+    "adam state without moments": (lambda c: c["optimizer"].update(state={0: {"step": torch.tensor(1.0)}}),
+                                   "the optimizer state of parameter 0 holds step, not exp_avg, exp_avg_sq, step"),
+    "moment of another shape": (lambda c: c["optimizer"]["state"][0].update(exp_avg=torch.zeros(3)),
+                                "the optimizer's exp_avg of parameter 0 is not a finite float tensor of shape (32,"),
+    "moment nan": (lambda c: c["optimizer"]["state"][1]["exp_avg_sq"].fill_(float("nan")),
+                   "the optimizer's exp_avg_sq of parameter 1 is not a finite float tensor"),
+    "step text": (lambda c: c["optimizer"]["state"][0].update(step="abc"),
+                  "its optimizer state is not a dict of state (tensors by parameter)"),
+    "step of two": (lambda c: c["optimizer"]["state"][0].update(step=torch.ones(2)),
+                    "the optimizer step of parameter 0 is tensor([1., 1.]), not one finite count"),
+}
+
+
+def test_a_checkpoint_whose_arguments_progress_or_optimizer_are_malformed_is_refused_before_any_work(tmp_path,
+                                                                                                     capsys):
+    """Each edit ended in a traceback (the optimizer's only once the run had started), or was trained on:
+    anneal_lr "no" annealed, decisions -100 trained 100 decisions more."""
+    train = load_train_module()
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "run", "--total-decisions", "2000", "--num-games", "16",
+                "--min-players", "3", "--max-players", "4", "--hidden", "32", "--eval-every", "0",
+                "--eval-players", "3", "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"])
+    capsys.readouterr()
+    run = tmp_path / "run"
+    checkpoint = run / "checkpoint.pt"
+    net, valid = load_checkpoint(checkpoint)
+    assert train.resume_problem(valid, net) is None  # what train.py writes resumes (tests/test_train_interrupt.py)
+    before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    for case, (edit, words) in MALFORMED_CHECKPOINTS.items():
+        data = torch.load(checkpoint, weights_only=True)
+        edit(data)
+        torch.save(data, checkpoint)
+        edited = checkpoint.read_bytes()
+        with pytest.raises(SystemExit) as stop:
+            train.main(["--runs-dir", str(tmp_path), "--run-name", "run", "--resume", "--total-decisions", "4000"])
+        captured = capsys.readouterr()
+        assert stop.value.code == 2 and captured.out == "", case
+        assert captured.err.count("\n") == 1 and words in captured.err, (case, captured.err)
+        assert "is not a resumable checkpoint" in captured.err or case == "league blank item", (case, captured.err)
+        assert checkpoint.read_bytes() == edited, case
+        checkpoint.write_bytes(before[checkpoint])
+        assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before, case
+
+
 def test_policy_agent_log_probs_are_its_distribution_over_the_legal_actions():
     agent = load_agent("ppo-20min")
     observations, masks = batch_of_observations()

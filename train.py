@@ -163,7 +163,7 @@ class Args:
     minibatch_size: int = 2048
     """decisions per PPO minibatch (a rollout splits into near-equal minibatches of about this size)"""
     update_epochs: int = 2
-    """passes over each rollout's decisions"""
+    """passes over each rollout's decisions (1 to 1,000)"""
     norm_adv: bool = True
     """normalise advantages within each minibatch"""
     clip_coef: float = 0.2
@@ -197,7 +197,8 @@ class Args:
     fictitious self-play: the snapshots the current policy does worst against come most often)"""
     pfsp_temperature: float = 0.1
     """with --snapshot-sampling pfsp: each snapshot is drawn with weight exp(-E / T), E the current policy's recent
-    equity a hand at its tables (0 for one not played yet)"""
+    equity a hand at its tables (0 for one not played yet); at least 0.001, where the draw is already all on the
+    weakest snapshot"""
     eval_every: int = 25
     """evaluate against spoiler tables every this many iterations (0: only at the end)"""
     eval_players: str = "3,4,5"

@@ -211,8 +211,9 @@ class Args:
     """write checkpoint.pt every this many iterations"""
     resume: bool = False
     """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only the stopping, device,
-    thread, evaluation, output, --ray/--workers and --ship-as options may be given beside it (--total-decisions
-    counts the whole run, --time-limit this session)"""
+    thread, output, --eval-every, --final-eval-deals, --ray/--workers and --ship-as options may be given beside it
+    (--total-decisions counts the whole run, --time-limit this session; --eval-deals and --eval-players stay the
+    run's, so that its evaluations compare)"""
     ray: str | None = None
     """roll out on a Ray cluster: --ray alone starts a local one, --ray auto joins the one `ray start` made on this
     machine, --ray HOST:PORT joins that head node; the learner stays here (on the GPU when there is one)"""

@@ -59,6 +59,7 @@ from spoilfive_env import __version__
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS, NUM_TRICKS
 from spoilfive_env.cli import (
     ArgumentParser,
+    aligned_rows,
     comma_items,
     exit_interrupted,
     json_text,
@@ -636,11 +637,7 @@ def format_report(report: dict) -> str:
              f"{a['pool_share']:.3f} ± {a['pool_share_ci95']:.3f} ({a['fair_share']:.3f})",
              f"{a['jink_successes']}/{a['jink_attempts']}")
             for label, a in report["agents"].items()]
-    # Each column as wide as its widest cell: a long agent name or checkpoint path keeps the table aligned.
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        lines.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    lines += aligned_rows(header, rows)
     t = report["table"]
     lines += [
         "",

@@ -43,9 +43,9 @@ deals are drawn as without it), ``belief_draws`` (default 8), ``max_rows`` (roll
 core batch).
 
 torch is needed (the policy); :func:`agents.load_agent` imports this module only when such
-an agent is asked for. ``python -m agents.pimc_policy [PLAYERS] [--agents A,B,...]`` prints the
+an agent is asked for. ``python -m agents.pimc_policy [PLAYERS] [--agents A,B,...] [--json]`` prints the
 milliseconds a decision of each agent (default ``best``, ``pimc_ppo`` and ``pimc``) takes, one at a
-time on one thread.
+time on one thread, as a table (JSON with ``--json``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from spoilfive_env.actions import CLAIM, JINK
-from spoilfive_env.cli import exit_interrupted, json_text, run_command
+from spoilfive_env.cli import aligned_rows, exit_interrupted, json_text, run_command
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -398,9 +398,19 @@ MAX_TIMED = 10_000
 """The most decisions ``python -m agents.pimc_policy`` times (each agent decides them one at a time)."""
 
 
+def format_times(times: dict) -> str:
+    """The human table that ``python -m agents.pimc_policy`` prints: each agent's milliseconds a decision."""
+    lines = [f"Milliseconds a decision, one at a time on one thread: {times['decisions']} searched decisions at "
+             f"{times['players']} players", ""]
+    header = ("agent", "CPU ms", "wall ms")
+    rows = [(spec, f"{cpu:.1f}", f"{times['wall_ms_per_decision'][spec]:.1f}")
+            for spec, cpu in times["cpu_ms_per_decision"].items()]
+    return "\n".join(lines + aligned_rows(header, rows))
+
+
 def main(argv=None) -> int:
-    """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...]``: :func:`decision_times`
-    as JSON."""
+    """``python -m agents.pimc_policy [PLAYERS] [--decisions K] [--agents A,B,...] [--json]``: :func:`decision_times`
+    as a table (:func:`format_times`), or as JSON."""
     from spoilfive_env.cli import ArgumentParser, comma_items, positive_int, table_size
 
     from .evaluate import refuse_bad_agents
@@ -415,6 +425,7 @@ def main(argv=None) -> int:
     parser.add_argument("--agents", default="best,pimc_ppo,pimc",
                         help="comma-separated agents to time: names, name:key=value specs or checkpoint paths "
                              "(default best,pimc_ppo,pimc)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     args = parser.parse_args(argv)
     if args.decisions > MAX_TIMED:  # one at a time: 10,000 decisions of three agents are already many minutes
         parser.error(f"--decisions {args.decisions} is not allowed: give at most {MAX_TIMED:,}")
@@ -433,7 +444,7 @@ def main(argv=None) -> int:
         times = decision_times(specs=specs, num_players=args.players, decisions=args.decisions)
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: timing stopped, nothing reported")
-    print(json_text(times))
+    print(json_text(times) if args.json else format_times(times))
     return 0
 
 

@@ -315,6 +315,15 @@ def refuse_bad_plot_path(parser: ArgumentParser, path: str) -> None:
         parser.error(f"--plot {path!r} cannot be written: {why}")
 
 
+def aligned_rows(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """A text table's lines: each column as wide as its widest cell (a long agent name or checkpoint path keeps
+    the table aligned), the first column to the left, the others (figures) to the right."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                      for i, (cell, width) in enumerate(zip(row, widths, strict=True))).rstrip()
+            for row in [header, *rows]]
+
+
 def plot_text(text: str) -> str:
     """``text`` (an agent's label, a title holding one) as matplotlib is to draw it, as written: it reads
     what stands between two ``$`` as mathtext and fails on a name such as ``m$\\foo$.pt``."""

@@ -408,7 +408,7 @@ def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
 def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys):
     from agents.pimc_policy import main
 
-    assert main(["3", "--decisions", "2"]) == 0
+    assert main(["3", "--decisions", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["players"] == 3 and 1 <= report["decisions"] <= 2  # the searched ones among 2 games
     assert set(report["cpu_ms_per_decision"]) == {"best", "pimc_ppo", "pimc"}
@@ -418,6 +418,20 @@ def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys):
 def test_the_timing_command_times_the_agents_asked_for(capsys):
     from agents.pimc_policy import main
 
-    assert main(["3", "--decisions", "2", "--agents", "pimc:samples=4, greedy"]) == 0
+    assert main(["3", "--decisions", "2", "--agents", "pimc:samples=4, greedy", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert list(report["cpu_ms_per_decision"]) == ["pimc:samples=4", "greedy"]  # in order
+
+
+def test_the_timing_command_prints_a_table_by_default(capsys):
+    """A human table, as every command prints without --json (it printed JSON only)."""
+    from agents.pimc_policy import main
+
+    assert main(["3", "--decisions", "2", "--agents", "pimc:samples=4,greedy"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Milliseconds a decision, one at a time on one thread:") and "at 3 players" in lines[0]
+    assert lines[2].split() == ["agent", "CPU", "ms", "wall", "ms"]
+    rows = [line.split() for line in lines[3:]]
+    assert [row[0] for row in rows] == ["pimc:samples=4", "greedy"]
+    assert all(float(cell) >= 0 for row in rows for cell in row[1:])
+    assert len({len(line) for line in lines[2:]}) == 1  # the columns aligned under a long spec

@@ -21,20 +21,30 @@ seat decides at most :data:`~spoilfive_env.cards.MAX_DECISIONS_PER_HAND` times i
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from agents import load_agent
-from agents.policy import PolicyNet
+from agents.policy import (
+    CRITICS,
+    ENCODINGS,
+    MAX_HIDDEN_LAYERS,
+    MAX_HIDDEN_WIDTH,
+    PolicyNet,
+    checked_device,
+    within_layer_limits,
+)
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, NUM_CARDS
-from spoilfive_env.core import PHASE_DONE, SpoilFiveCore
+from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS, NUM_CARDS
+from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, physical_memory
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import Rules
+from spoilfive_env.rules import Rules, is_integer
 
 TABLE_KINDS = ("self", "snapshot", "spoiler", "greedy", "random", "opponent")
 """The league's table kinds (``--league`` weights are over these). ``opponent``: the agent
@@ -52,8 +62,13 @@ def games_per_size(num_games: int, num_sizes: int) -> int:
 def split_games(num_games: int, sizes: list[int], workers: int) -> list[list[int]]:
     """Games per table size of each worker: :func:`games_per_size`, each size's games split
     over the workers (the first ones take the remainder)."""
+    return [[worker_games(num_games, sizes, w, workers)] * len(sizes) for w in range(workers)]
+
+
+def worker_games(num_games: int, sizes: list[int], worker: int, workers: int) -> int:
+    """Games at each table size of worker ``worker`` (its row of :func:`split_games`)."""
     per_size = games_per_size(num_games, len(sizes))
-    return [[per_size // workers + (w < per_size % workers)] * len(sizes) for w in range(workers)]
+    return per_size // workers + (worker < per_size % workers)
 
 
 def rollout_seed(seed: int, iteration: int, worker: int, workers: int) -> list[int]:
@@ -152,12 +167,109 @@ def merge_batches(batches: list[RolloutBatch]) -> RolloutBatch:
         stats=dict(stats), timers=dict(timers))
 
 
+def hidden_widths(hidden) -> tuple[int, ...]:
+    """The layer widths the ``hidden`` setting names (``"256,256"``; an int is one layer)."""
+    return tuple(int(h) for h in str(hidden).split(",") if h.strip())
+
+
 def policy_net(settings: dict) -> PolicyNet:
     """A new network of the shape ``train.py``'s ``hidden``, ``critic`` and ``encoding`` settings give, reading
     its sparse inputs as such on the CPU in float32 (``PolicyNet.use_sparse_inputs``: a third more decisions a
     second in training)."""
-    hidden = tuple(int(h) for h in str(settings["hidden"]).split(",") if h.strip())
-    return PolicyNet(hidden=hidden, critic=settings["critic"], encoding=settings["encoding"]).use_sparse_inputs()
+    return PolicyNet(hidden=hidden_widths(settings["hidden"]), critic=settings["critic"],
+                     encoding=settings["encoding"]).use_sparse_inputs()
+
+
+ROLLOUT_SETTINGS = ("seed", "min_players", "max_players", "num_games", "hands_per_game", "current_seats", "hidden",
+                    "critic", "encoding")
+"""The settings a rollout needs (``opponent`` too, where its league draws opponent tables)."""
+LEAGUE_SUM_TOLERANCE = math.sqrt(np.finfo(np.float64).eps)  # how far from 1 numpy's choice lets probabilities sum
+
+
+def check_rollout(settings, league_weights, worker=0, workers=1) -> None:
+    """Refuse what :class:`SelfPlayRollout` cannot play (``ValueError`` naming the value and what is allowed):
+    checked before any network is built, so a refusal draws from no generator.
+
+    Also for a driver to ask before it starts workers (``worker`` ``workers - 1``, the last, holds the fewest
+    games). An ``opponent`` spec is loaded to be checked, with torch's generator put back after.
+    """
+    if not isinstance(settings, Mapping):
+        raise ValueError(f"settings must be a dict of train.py's settings (dataclasses.asdict(args)), got "
+                         f"{type(settings).__name__}")
+    if not (is_integer(workers) and workers >= 1):
+        raise ValueError(f"workers={workers!r} is not allowed: give a whole number of at least 1")
+    if not (is_integer(worker) and 0 <= worker < workers):
+        raise ValueError(f"worker={worker!r} is not allowed: give one of the {workers} worker(s), 0 to {workers - 1}")
+    missing = [key for key in ROLLOUT_SETTINGS if key not in settings]
+    if missing:
+        raise ValueError(f"settings lacks {', '.join(map(repr, missing))}: a rollout reads "
+                         f"{', '.join(ROLLOUT_SETTINGS)} and opponent (train.py's settings, dataclasses.asdict(args))")
+
+    def refuse(key: str, allowed: str):
+        raise ValueError(f"settings[{key!r}]={settings[key]!r} is not allowed: {allowed}")
+
+    if not (is_integer(settings["seed"]) and settings["seed"] >= 0):
+        refuse("seed", "give a whole number 0 or more")
+    for key in ("min_players", "max_players"):
+        if not (is_integer(settings[key]) and MIN_PLAYERS <= settings[key] <= MAX_PLAYERS):
+            refuse(key, f"give a table size, a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    low, high = settings["min_players"], settings["max_players"]
+    if low > high:
+        raise ValueError(f"settings['min_players']={low} is above settings['max_players']={high}: give a "
+                         "min_players of at most max_players")
+    sizes = list(range(low, high + 1))
+    if not (is_integer(settings["num_games"]) and settings["num_games"] >= len(sizes)):
+        refuse("num_games", f"give a whole number of at least {len(sizes)}, one game per table size {low}-{high}")
+    if not (is_integer(settings["hands_per_game"]) and settings["hands_per_game"] >= 1):
+        refuse("hands_per_game", "give a whole number of at least 1")
+    seats = settings["current_seats"]
+    if not (isinstance(seats, (int, float, np.integer, np.floating)) and not isinstance(seats, (bool, np.bool_))
+            and 0 <= seats <= 1):
+        refuse("current_seats", "give a chance, a number from 0 to 1")
+    try:
+        widths = hidden_widths(settings["hidden"])
+    except ValueError:
+        widths = ()
+    if not within_layer_limits(widths):
+        refuse("hidden", f"give comma-separated layer widths, e.g. '256,256': 1 to {MAX_HIDDEN_LAYERS} layers of "
+                         f"1 to {MAX_HIDDEN_WIDTH:,} units")
+    if settings["critic"] not in CRITICS:
+        refuse("critic", f"choose one of {', '.join(CRITICS)}")
+    if settings["encoding"] not in ENCODINGS:
+        refuse("encoding", f"choose one of {', '.join(ENCODINGS)}")
+    try:
+        weights = np.asarray(league_weights, np.float64)
+    except (TypeError, ValueError):
+        weights = None
+    if weights is None or weights.shape != (len(TABLE_KINDS),) or not np.isfinite(weights).all() \
+            or (weights < 0).any() or abs(math.fsum(weights) - 1) > LEAGUE_SUM_TOLERANCE:
+        raise ValueError(f"league_weights={league_weights!r} is not allowed: give {len(TABLE_KINDS)} probabilities, "
+                         f"one per table kind ({', '.join(TABLE_KINDS)}), each 0 or more, summing to 1")
+    if not worker_games(settings["num_games"], sizes, worker, workers):
+        per_size = games_per_size(settings["num_games"], len(sizes))
+        raise ValueError(f"worker {worker} of workers={workers} would hold no games: settings['num_games']="
+                         f"{settings['num_games']} gives {per_size} game(s) per table size, at least one per worker; "
+                         f"give workers 1 to {per_size}, or more games")
+    rows = sum(worker_games(settings["num_games"], sizes, worker, workers) * n for n in sizes) \
+        * settings["hands_per_game"] * MAX_DECISIONS_PER_HAND
+    needed, memory = rows * (4 * OBS_DIM + NUM_ACTIONS + NUM_CARDS + 12), physical_memory()
+    if memory and needed > memory:
+        raise ValueError(f"settings['num_games']={settings['num_games']} with settings['hands_per_game']="
+                         f"{settings['hands_per_game']} needs about {(needed + 2**29) // 2**30:,} GiB for the "
+                         f"rollout's buffers, and this machine has {memory / 2**30:.0f} GiB: give fewer games or hands")
+    opponent = settings.get("opponent")
+    if opponent:
+        try:
+            with torch.random.fork_rng(devices=[]):  # a checkpoint's network draws its initial weights
+                agent = load_agent(opponent)
+        except (ValueError, ImportError) as error:
+            raise ValueError(f"settings['opponent']: {error}") from None
+        if getattr(agent, "cheats", False):
+            raise ValueError(f"settings['opponent']={opponent!r}: it cheats (it reads every hand), so it is for "
+                             "measurement only, never an opponent in training")
+    elif weights[OPPONENT] > 0:
+        raise ValueError("the league draws opponent tables but no opponent is named: give settings['opponent'] "
+                         "(train.py --opponent SPEC)")
 
 
 def cpu_bf16(precision: str) -> bool:
@@ -179,19 +291,38 @@ class SelfPlayRollout:
             ``current_seats``, ``hidden``, ``critic``, ``encoding``, ``opponent`` (the agent
             spec of the ``opponent`` tables, ``""``: none) and ``league`` (given here already
             parsed, as ``league_weights``: probabilities over :data:`TABLE_KINDS`).
-        league_weights: the ``--league`` probabilities.
+        league_weights: the ``--league`` probabilities (one per :data:`TABLE_KINDS`, summing to 1).
         worker, workers: this rollout holds worker ``worker``'s share of ``workers``.
         device: torch device of the rollout's networks.
         bf16: run the networks under bf16 autocast.
         bf16_obs: keep the observations in bf16, as a bf16 learner does (its network sees nothing
             more; half the bytes through Ray's object store); default: ``bf16``.
-        net: the current policy to act with (in-process: the learner's own network); ``None``
-            makes a copy that :meth:`collect` loads weights into.
+        net: the current policy to act with (in-process: the learner's own network, of the shape
+            the settings give); ``None`` makes a copy that :meth:`collect` loads weights into.
+
+    Raises:
+        ValueError: an argument it cannot take (:func:`check_rollout`: a setting out of range, league
+            weights that are no probabilities, a worker with no games; a device this machine lacks;
+            a ``net`` of another shape), before anything is built or any generator drawn from.
     """
 
     def __init__(self, settings: dict, league_weights: np.ndarray, *, worker: int = 0, workers: int = 1,
                  device: str | torch.device = "cpu", bf16: bool = False, bf16_obs: bool | None = None,
                  net: PolicyNet | None = None):
+        check_rollout(settings, league_weights, worker, workers)
+        checked_device(device, "device")
+        for name, value in (("bf16", bf16), ("bf16_obs", bf16_obs)):
+            if not (isinstance(value, (bool, np.bool_)) or (value is None and name == "bf16_obs")):
+                raise ValueError(f"{name}={value!r} is not allowed: give True or False"
+                                 + (", or None (as bf16)" if name == "bf16_obs" else ""))
+        if net is not None:
+            if not isinstance(net, PolicyNet):
+                raise ValueError(f"net={net!r} is not allowed: give a PolicyNet, or None for a copy")
+            shape = (hidden_widths(settings["hidden"]), settings["critic"], settings["encoding"])
+            if (net.hidden, net.critic_kind, net.encoding) != shape:  # its snapshots load into a network of `shape`
+                raise ValueError(f"net is not the network the settings describe: it has hidden={net.hidden}, "
+                                 f"critic={net.critic_kind!r}, encoding={net.encoding!r}, the settings "
+                                 f"hidden={shape[0]}, critic={shape[1]!r}, encoding={shape[2]!r}")
         self.seed = int(settings["seed"])
         self.worker, self.workers = int(worker), int(workers)
         self.device = torch.device(device)
@@ -203,9 +334,6 @@ class SelfPlayRollout:
         self.baselines = {kind: load_agent(name) for kind, name in BASELINES.items()}
         if settings.get("opponent"):  # the agent of the opponent tables, played like a baseline
             self.baselines[OPPONENT] = load_agent(settings["opponent"])
-        elif league_weights[OPPONENT] > 0:
-            raise ValueError("the league draws opponent tables but no opponent is named: give settings['opponent'] "
-                             "(train.py --opponent SPEC)")
         sizes = list(range(settings["min_players"], settings["max_players"] + 1))
         games = split_games(settings["num_games"], sizes, self.workers)[self.worker]
         self.tables = Tables(games, sizes, np.asarray(league_weights, np.float64), settings["current_seats"],
@@ -246,6 +374,8 @@ class SelfPlayRollout:
             seats' equity sum ``eq_sum_k`` and count ``eq_n_k``, and ``hands``,
             ``self_hands``, ``self_spoils``.
         """
+        if not (is_integer(iteration) and iteration >= 0):
+            raise ValueError(f"iteration={iteration!r} is not allowed: give a whole number 0 or more")
         torch.set_num_threads(1)  # the rollout alternates with NumPy; idle OpenMP threads would spin
         if weights is not None:
             self.net.load_state_dict(weights)

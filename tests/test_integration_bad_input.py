@@ -585,3 +585,65 @@ def test_the_rllib_env_names_its_config_keys_for_one_it_does_not_take(config, sa
 
     with pytest.raises(ValueError, match=says):
         SpoilFiveMultiAgentEnv({"num_games": 2, **config})
+
+
+# ---------------------------------------------------------------------- train.py's self-play rollout
+ROLLOUT_SETTINGS = dict(seed=0, min_players=3, max_players=4, num_games=8, hands_per_game=1, current_seats=0.5,
+                        hidden="16", critic="local", encoding="canonical", opponent="")
+LEAGUE = [0.5, 0.2, 0.2, 0.05, 0.05, 0.0]
+
+
+@pytest.mark.parametrize("settings, league, options, says", [
+    ({}, [0.5, 0.25, 0.25], {}, r"league_weights=\[0.5, 0.25, 0.25\] is not allowed: give 6 probabilities, one per "
+                                r"table kind \(self, snapshot, spoiler, greedy, random, opponent\), each 0 or more, "
+                                "summing to 1"),
+    ({}, [1, 1, 0, 0, 0, 0], {}, "summing to 1"),
+    ({}, [1.5, -0.5, 0, 0, 0, 0], {}, "each 0 or more"),
+    ({}, [0.5, 0.2, 0.2, 0, 0, 0.1], {}, "the league draws opponent tables but no opponent is named"),
+    ({"opponent": "nope"}, LEAGUE, {}, "settings\\['opponent'\\]: unknown agent 'nope'"),
+    ({"opponent": "oracle"}, LEAGUE, {}, "settings\\['opponent'\\]='oracle': it cheats"),
+    ({}, LEAGUE, {"worker": 5, "workers": 2}, "worker=5 is not allowed: give one of the 2 worker\\(s\\), 0 to 1"),
+    ({}, LEAGUE, {"workers": 0}, "workers=0 is not allowed: give a whole number of at least 1"),
+    ({}, LEAGUE, {"worker": 4, "workers": 5}, "worker 4 of workers=5 would hold no games: settings\\['num_games'\\]=8 "
+                                              "gives 4 game\\(s\\) per table size, at least one per worker"),
+    ({"min_players": 5, "max_players": 3}, LEAGUE, {}, "settings\\['min_players'\\]=5 is above "
+                                                      "settings\\['max_players'\\]=3"),
+    ({"max_players": 11}, LEAGUE, {}, "settings\\['max_players'\\]=11 is not allowed: give a table size, a whole "
+                                      "number from 2 to 10"),
+    ({"num_games": 0}, LEAGUE, {}, "settings\\['num_games'\\]=0 is not allowed: give a whole number of at least 2, "
+                                   "one game per table size 3-4"),
+    ({"hands_per_game": 1.0}, LEAGUE, {}, "settings\\['hands_per_game'\\]=1.0 is not allowed"),
+    ({"hidden": "x"}, LEAGUE, {}, "settings\\['hidden'\\]='x' is not allowed: give comma-separated layer widths"),
+    ({"critic": "x"}, LEAGUE, {}, "settings\\['critic'\\]='x' is not allowed: choose one of omniscient, local"),
+    ({"seed": -1}, LEAGUE, {}, "settings\\['seed'\\]=-1 is not allowed: give a whole number 0 or more"),
+    ({"current_seats": 2.0}, LEAGUE, {}, "settings\\['current_seats'\\]=2.0 is not allowed: give a chance, a number "
+                                         "from 0 to 1"),
+    ({"current_seats": True}, LEAGUE, {}, "settings\\['current_seats'\\]=True is not allowed"),
+    ({}, LEAGUE, {"device": "foo"}, "device 'foo' is not a device: use cpu, cuda, cuda:N or mps"),
+    ({}, LEAGUE, {"bf16": "false"}, "bf16='false' is not allowed: give True or False"),
+    ({}, LEAGUE, {"net": "net"}, "net='net' is not allowed: give a PolicyNet"),
+], ids=lambda value: repr(value)[:40])
+def test_the_self_play_rollout_refuses_bad_arguments_before_any_generator_draws(settings, league, options, says):
+    torch = pytest.importorskip("torch")
+    from spoilfive_integrations.selfplay import SelfPlayRollout
+
+    torch_state, numpy_state = torch.get_rng_state(), np.random.get_state()
+    with pytest.raises(ValueError, match=says):
+        SelfPlayRollout({**ROLLOUT_SETTINGS, **settings}, league, **options)
+    assert torch.equal(torch.get_rng_state(), torch_state)  # no network was built
+    assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), numpy_state))
+
+
+def test_the_self_play_rollout_names_missing_settings_a_net_of_another_shape_and_a_bad_iteration():
+    pytest.importorskip("torch")
+    from spoilfive_integrations.selfplay import SelfPlayRollout, policy_net
+
+    with pytest.raises(ValueError, match="settings lacks 'min_players', .*'encoding': a rollout reads seed, "):
+        SelfPlayRollout({"seed": 0}, LEAGUE)
+    wider = policy_net({**ROLLOUT_SETTINGS, "hidden": "32"})
+    with pytest.raises(ValueError, match=r"net is not the network the settings describe: it has hidden=\(32,\)"):
+        SelfPlayRollout(ROLLOUT_SETTINGS, LEAGUE, net=wider)
+    rollout = SelfPlayRollout(ROLLOUT_SETTINGS, LEAGUE)
+    with pytest.raises(ValueError, match="iteration=-1 is not allowed: give a whole number 0 or more"):
+        rollout.collect(-1)
+

@@ -21,6 +21,7 @@ It is a drop-in for Tianshou's ``MultiAgentOnPolicyAlgorithm``, built for any ta
 from __future__ import annotations
 
 import numpy as np
+from tianshou.algorithm.algorithm_base import OnPolicyAlgorithm
 from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
 from tianshou.env import PettingZooEnv
 
@@ -34,9 +35,28 @@ class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
     Args:
         algorithms: one Tianshou on-policy algorithm per seat (the same object for a shared policy).
         env: the ``PettingZooEnv`` the collector steps (for its agent -> seat map).
+
+    Raises:
+        ValueError: ``env`` is not a ``PettingZooEnv``, or ``algorithms`` is not a list of one on-policy
+            algorithm per seat of it.
     """
 
     def __init__(self, *, algorithms, env: PettingZooEnv):
+        # Type names, not reprs: an algorithm's repr prints its whole network.
+        if not isinstance(env, PettingZooEnv):
+            raise ValueError(f"env ({type(env).__name__}) is not allowed: give the tianshou.env.PettingZooEnv the "
+                             "collector steps, which wraps the AEC env: "
+                             "PettingZooEnv(spoilfive_env.env(num_players=3))")
+        seats = len(env.agents)
+        if not isinstance(algorithms, (list, tuple)) or len(algorithms) != seats:
+            given = f"{len(algorithms)} of them" if isinstance(algorithms, (list, tuple)) else type(algorithms).__name__
+            raise ValueError(f"algorithms ({given}) is not allowed: give a list of {seats} Tianshou on-policy "
+                             f"algorithms, one per seat of env's {seats}-player table (the same object for a "
+                             "shared policy)")
+        for seat, algorithm in enumerate(algorithms):
+            if not isinstance(algorithm, OnPolicyAlgorithm):
+                raise ValueError(f"algorithms[{seat}] ({type(algorithm).__name__}) is not allowed: give a Tianshou "
+                                 "on-policy algorithm (an OnPolicyAlgorithm, such as tianshou.algorithm.PPO)")
         super().__init__(algorithms=algorithms, env=env)
         self.seat_of_agent = env.agent_idx
 

@@ -647,3 +647,21 @@ def test_the_self_play_rollout_names_missing_settings_a_net_of_another_shape_and
     with pytest.raises(ValueError, match="iteration=-1 is not allowed: give a whole number 0 or more"):
         rollout.collect(-1)
 
+
+# ---------------------------------------------------------------------- Tianshou's seat trajectories
+def test_tianshou_seat_trajectories_name_what_they_take():
+    pytest.importorskip("tianshou")
+    from tianshou.env import PettingZooEnv
+
+    from spoilfive_integrations.tianshou import SeatTrajectories
+
+    env = PettingZooEnv(spoilfive_env.env(num_players=3))
+    for algorithms, wrapped, says in (
+            ([], env, r"algorithms \(0 of them\) is not allowed: give a list of 3 Tianshou on-policy algorithms, one "
+                      "per seat of env's 3-player table"),
+            ([None] * 3, env, r"algorithms\[0\] \(NoneType\) is not allowed: give a Tianshou on-policy algorithm"),
+            ([None] * 3, None, r"env \(NoneType\) is not allowed: give the tianshou.env.PettingZooEnv"),
+            ([None] * 3, spoilfive_env.env(num_players=3), r"env \(OrderEnforcing\) is not allowed: .*which wraps the "
+                                                           r"AEC env: PettingZooEnv\(spoilfive_env.env")):
+        with pytest.raises(ValueError, match=says):
+            SeatTrajectories(algorithms=algorithms, env=wrapped)

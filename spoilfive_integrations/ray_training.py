@@ -27,15 +27,18 @@ Only ``train.py --ray`` imports this module (it needs the ``ray`` extra beside `
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 
 import numpy as np
 import ray
 import torch
 
-from agents.sharding import cluster_cpus, connect
+from agents.sharding import LOCAL, cluster_cpus, connect
+from spoilfive_env.rules import is_integer
 
-from .selfplay import RolloutBatch, SelfPlayRollout, cpu_bf16, games_per_size, merge_batches
+from .selfplay import RolloutBatch, SelfPlayRollout, check_rollout, cpu_bf16, games_per_size, merge_batches
 
 MAX_RESTARTS = 4
 """How many times Ray restarts a dead rollout worker over a run."""
@@ -43,17 +46,47 @@ POLL_S = 0.25
 """How often the driver, waiting for rollouts, looks at whether Ctrl-C asked it to stop."""
 READY_TIMEOUT_S = 300.0
 """How long the workers may take to start (their CPUs may be held by another job on the cluster)."""
+PRECISIONS = ("auto", "bf16", "fp32")
+"""The ``precision`` settings a worker takes (``train.py --precision``)."""
+SESSION_ADDRESSES = (LOCAL, "local", "auto")
+"""Addresses that take the Ray session this process already runs as it is (no HOST:PORT to compare)."""
 
 
 def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int) -> None:
     """Refuse a number of workers the cluster or the games cannot take (``ValueError``)."""
     if workers > available_cpus:
-        raise ValueError(f"--workers {workers} is not allowed: the Ray cluster has {available_cpus} CPU(s), "
-                         f"one per worker; give --workers 1 to {max(available_cpus, 1)} (or add nodes to the cluster)")
+        raise ValueError(f"workers={workers} is not allowed: the Ray cluster has {available_cpus} CPU(s), "
+                         f"one per worker; give 1 to {max(available_cpus, 1)} (or add nodes to the cluster)")
     per_size = games_per_size(num_games, sizes)
     if workers > per_size:
-        raise ValueError(f"--workers {workers} is not allowed: --num-games {num_games} gives {per_size} game(s) per "
-                         f"table size, at least one per worker; give --workers 1 to {per_size} or more --num-games")
+        raise ValueError(f"workers={workers} is not allowed: num_games={num_games} gives {per_size} game(s) per "
+                         f"table size, at least one per worker; give 1 to {per_size}, or more games")
+
+
+def head_of(address: str) -> tuple[str, int] | None:
+    """``(IP, port)`` of a ``HOST:PORT`` address, or None where it names none (no port, a host that no name
+    server knows)."""
+    host, _, port = address.rpartition(":")
+    try:
+        return socket.gethostbyname(host), int(port)
+    except (OSError, ValueError, UnicodeError):
+        return None
+
+
+def check_session_address(address) -> None:
+    """Refuse a ``HOST:PORT`` that is not the head of the Ray session this process already runs, which is the one
+    :func:`~agents.sharding.connect` uses (``ValueError``)."""
+    if address is None or address is True or str(address).strip() in SESSION_ADDRESSES:
+        return
+    running = ray.get_runtime_context().gcs_address
+    given, head = head_of(str(address).strip()), head_of(running)
+    same = given is not None and given == head
+    here = (given is not None and head is not None and given[1] == head[1]  # localhost:PORT, a head on this machine
+            and ipaddress.ip_address(given[0]).is_loopback and head[0] == ray.util.get_node_ip_address())
+    if not (same or here):
+        raise ValueError(f"address {address!r} is not the Ray session this process already runs (its head is "
+                         f"{running}): give no address to roll out on that session, or call ray.shutdown() first "
+                         f"to join {address}")
 
 
 @ray.remote(num_cpus=1, max_restarts=MAX_RESTARTS, max_task_retries=1)
@@ -80,17 +113,36 @@ class RolloutWorkers:
     Args:
         settings: ``dataclasses.asdict(args)`` of ``train.py``.
         league_weights: the ``--league`` probabilities.
-        workers: how many actors.
-        address: ``--ray``'s value (see :func:`agents.sharding.connect`).
+        workers: how many actors (a whole number of at least 1).
+        address: ``--ray``'s value (see :func:`agents.sharding.connect`): ``None``, ``""`` or ``True``
+            start a local cluster, ``"auto"`` joins the one ``ray start`` made on this machine,
+            ``"HOST:PORT"`` joins that head node. When this process already runs a Ray session, that
+            session is used: as it is for those first ones, and a ``HOST:PORT`` must be its head's.
         say: where to log (restarts, lost rollouts).
         bf16_obs: the learner keeps observations in bf16: the workers send them so (half the bytes).
 
     Raises:
-        ValueError: the address is unreachable, or the cluster or the games cannot take
-            ``workers`` (before any actor is made).
+        ValueError: before Ray is started or joined, ``workers``, the settings or the league weights
+            that a rollout cannot take (:func:`~spoilfive_integrations.selfplay.check_rollout`), or an
+            address that is not the running session's; before any actor is made, an address where no
+            cluster answers, or a cluster with fewer CPUs than ``workers``.
     """
 
     def __init__(self, settings: dict, league_weights, workers: int, address, say=print, bf16_obs: bool = False):
+        if not (is_integer(workers) and workers >= 1):
+            raise ValueError(f"workers={workers!r} is not allowed: give a whole number of at least 1 "
+                             "(rollout workers, one CPU each)")
+        check_rollout(settings, league_weights, workers - 1, workers)  # the last worker holds the fewest games
+        if settings.get("precision", "auto") not in PRECISIONS:
+            raise ValueError(f"settings['precision']={settings['precision']!r} is not allowed: choose one of "
+                             f"{', '.join(PRECISIONS)}")
+        if not isinstance(bf16_obs, (bool, np.bool_)):
+            raise ValueError(f"bf16_obs={bf16_obs!r} is not allowed: give True or False")
+        if not (address is None or address is True or isinstance(address, str)):
+            raise ValueError(f"address={address!r} is not allowed: give None or '' (a local cluster), 'auto' (the one "
+                             "`ray start` made on this machine) or 'HOST:PORT'")
+        if ray.is_initialized():
+            check_session_address(address)
         self.ray = connect(address)
         sizes = settings["max_players"] - settings["min_players"] + 1
         check_workers(workers, cluster_cpus(self.ray), settings["num_games"], sizes)
@@ -101,7 +153,7 @@ class RolloutWorkers:
             started = ray.get([actor.ready.remote() for actor in self.actors], timeout=READY_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
             self.close()
-            raise ValueError(f"--workers {workers}: the Ray cluster did not start {workers} worker(s) within "
+            raise ValueError(f"workers={workers}: the Ray cluster did not start {workers} worker(s) within "
                              f"{READY_TIMEOUT_S:.0f} s (are its CPUs held by another job? see `ray status`)") from None
         self.pids = [pid for pid, _ in started]
         self.games = [games for _, games in started]

@@ -272,7 +272,7 @@ def test_train_refuses_bad_ray_input_before_any_work(cluster, tmp_path, capsys):
                     str(CLUSTER_CPUS + 1)])
     assert stopped.value.code == 2
     err = capsys.readouterr().err
-    assert f"--workers {CLUSTER_CPUS + 1} is not allowed: the Ray cluster has {CLUSTER_CPUS} CPU(s)" in err
+    assert f"workers={CLUSTER_CPUS + 1} is not allowed: the Ray cluster has {CLUSTER_CPUS} CPU(s)" in err
     assert not (tmp_path / "many").exists()  # nothing was made
     for args, says in ((["--ray", "127.0.0.1:1"], "no Ray cluster answers there"),
                        (["--ray", "--workers", "0"], "--workers 0 is not allowed"),
@@ -280,6 +280,45 @@ def test_train_refuses_bad_ray_input_before_any_work(cluster, tmp_path, capsys):
         result = run(str(ROOT / "train.py"), "--runs-dir", str(tmp_path), "--run-name", "bad", *TINY, *args)
         assert result.returncode == 2 and says in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+
+
+ROLLOUT_SETTINGS = dict(seed=0, min_players=3, max_players=4, num_games=8, hands_per_game=1, current_seats=0.5,
+                        hidden="16", critic="local", encoding="canonical", opponent="")
+LEAGUE = [0.5, 0.2, 0.2, 0.05, 0.05, 0.0]
+
+
+@pytest.mark.parametrize("settings, workers, options, says", [
+    ({}, 0, {}, "workers=0 is not allowed: give a whole number of at least 1"),
+    ({}, -1, {}, "workers=-1 is not allowed"),
+    ({}, True, {}, "workers=True is not allowed"),
+    ({}, "1", {}, "workers='1' is not allowed"),
+    ({}, None, {}, "workers=None is not allowed"),
+    ({}, 5, {}, "worker 4 of workers=5 would hold no games: settings\\['num_games'\\]=8 gives 4 game"),
+    ({"opponent": "nope"}, 1, {}, "settings\\['opponent'\\]: unknown agent 'nope'"),
+    ({"precision": "x"}, 1, {}, "settings\\['precision'\\]='x' is not allowed: choose one of auto, bf16, fp32"),
+    ({}, 1, {"bf16_obs": "no"}, "bf16_obs='no' is not allowed: give True or False"),
+    ({}, 1, {"address": 5}, "address=5 is not allowed: give None or '' \\(a local cluster\\), 'auto'"),
+], ids=repr)
+def test_rollout_workers_refuse_bad_arguments_before_ray_is_joined(settings, workers, options, says, monkeypatch):
+    from spoilfive_integrations import ray_training
+
+    monkeypatch.setattr(ray_training, "connect", lambda address: pytest.fail("Ray was joined"))
+    with pytest.raises(ValueError, match=says):
+        ray_training.RolloutWorkers({**ROLLOUT_SETTINGS, **settings}, LEAGUE, workers, options.pop("address", None),
+                                    **options)
+
+
+def test_rollout_workers_on_a_running_session_refuse_another_head_s_address(cluster, monkeypatch):
+    from spoilfive_integrations import ray_training
+
+    monkeypatch.setattr(ray_training, "connect", lambda address: pytest.fail("Ray was joined"))
+    head = ray.get_runtime_context().gcs_address
+    with pytest.raises(ValueError, match=f"address '127.0.0.1:1' is not the Ray session this process already runs "
+                                         f"\\(its head is {re.escape(head)}\\): give no address to roll out on that "
+                                         "session, or call ray.shutdown\\(\\) first"):
+        ray_training.RolloutWorkers(ROLLOUT_SETTINGS, LEAGUE, 1, "127.0.0.1:1")
+    for same in (None, True, "", "auto", head, f"localhost:{head.rpartition(':')[2]}"):
+        ray_training.check_session_address(same)  # the running session's: taken
 
 
 def test_the_single_machine_path_never_imports_ray():

@@ -292,3 +292,28 @@ def distinct_entries(specs) -> tuple[list[int], np.ndarray]:
             first.append(position)
         index.append(keys[key])
     return first, np.array(index, np.int64)
+
+
+def checked_actions(who: str, chosen, masks: np.ndarray, games=None) -> np.ndarray:
+    """What an agent's ``act_batch`` returned for ``masks`` ``(B, 107)``, as int64 ``(B,)``, or a
+    ``ValueError`` naming ``who`` (``"agent 'x'"``), what it returned and what is required: anything but one
+    integer action per row (floats would be truncated, text parsed, one action broadcast to every row), or
+    an action its row's mask does not allow. ``games``: the rows' game numbers, for the message."""
+    rows = len(masks)
+    try:
+        actions = np.asarray(chosen)
+    except (TypeError, ValueError):  # a ragged nested sequence
+        actions = None
+    if actions is None or actions.shape != (rows,) or actions.dtype.kind not in "iu":
+        got = (f"{actions.dtype} actions of shape {actions.shape}" if isinstance(chosen, np.ndarray)
+               else f"{chosen!r:.60} ({type(chosen).__name__})")
+        raise ValueError(f"{who} returned {got} for {rows} row{'s' * (rows != 1)}: act_batch must return one legal "
+                         f"integer action per row (an integer array of shape ({rows},))")
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    legal = in_range & masks[np.arange(rows), actions * in_range].astype(bool)
+    if not legal.all():
+        row = int(np.flatnonzero(~legal)[0])
+        where = f"in game {int(games[row])}" if games is not None else f"in row {row} of the batch it was given"
+        raise ValueError(f"{who} chose action {actions[row]}, which its mask does not allow, {where}: act_batch "
+                         "must return a legal action")
+    return actions.astype(np.int64, copy=False)

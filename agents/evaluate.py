@@ -50,7 +50,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -74,7 +76,7 @@ from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import BEST, load_agent
-from .base import Agent, distinct_entries, stream_seed
+from .base import Agent, checked_actions, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, check_shards, connect, plays_on_ray, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
@@ -151,6 +153,9 @@ def build_agents(specs, seed: int) -> list:
     """Agents from :func:`distinct_specs`' entries (objects are used as they are)."""
     agents = []
     for index, spec in enumerate(specs):
+        if isinstance(spec, type):  # a class has act_batch too, unbound: a TypeError at the first move
+            raise ValueError(f"{spec!r} is a class, not an agent: give an agent object (an instance, "
+                             f"{spec.__name__}(...)), a registry name or a checkpoint path")
         agent = load_agent(spec, seed=stream_seed(seed, _AGENT_STREAM, index)) if isinstance(spec, str) else spec
         if not isinstance(agent, Agent) and not hasattr(agent, "act_batch"):
             raise ValueError(f"{spec!r} is not an agent: it needs act_batch(observations, masks)")
@@ -173,6 +178,14 @@ def _lineup(agents, num_players: int, seed: int):
     specs, lineup = distinct_specs(agents, num_players)
     distinct = build_agents(specs, seed)
     return distinct, _labels(specs, distinct), lineup
+
+
+def check_ray(ray) -> None:
+    """``ray`` of :func:`evaluate` (and of the leaderboard): None, a bool or a str address, or a ``ValueError``
+    in the function's words (the command line's ``--ray`` takes a str and words its own)."""
+    if not (ray is None or isinstance(ray, (bool, str))):
+        raise ValueError(f"ray={ray!r:.60} is not allowed: give None or False (play here), True or '' (a local Ray "
+                         "cluster), 'auto' (the cluster `ray start` made on this machine) or 'HOST:PORT' (that head)")
 
 
 def largest_core_batch(deals: int, num_players: int, batch_size: int) -> int:
@@ -289,11 +302,14 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
                 stream = streams[index, int(ids[group[0]] // block_games)]
                 if stream is not None and not getattr(agent, "batch_invariant", False):
                     agent.rng = stream
+                group_masks = masks[group]
                 if getattr(agent, "cheats", False):
-                    chosen = agent.act_batch_state(core, group, observations[group], masks[group])
+                    chosen = agent.act_batch_state(core, group, observations[group], group_masks)
                 else:
-                    chosen = agent.act_batch(observations[group], masks[group])
-                actions[group] = chosen
+                    chosen = agent.act_batch(observations[group], group_masks)
+                # An agent object may be the user's own: name it, not a row of this core, if it breaks the contract.
+                actions[group] = checked_actions(f"agent {getattr(agent, 'name', type(agent).__name__)!r}", chosen,
+                                                 group_masks)
         chance, overtook = overtake_events(core, actions)
         acting, tricks_before = core.current.astype(np.int64), core.trick_number.copy()
         rewards, done = core.step(actions)
@@ -467,10 +483,10 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
     :mod:`agents.sharding`). Only ``"seconds"`` differs.
 
     Args:
-        agents: lineup of agent specs (names, ``name:key=value`` specs, checkpoint paths) or
-            :class:`~agents.base.Agent` objects, seat by seat; a short lineup is filled with
-            its last entry. Every agent, objects included, is reseeded per block from ``seed``
-            (an object's own generator is put back afterwards).
+        agents: lineup of agent specs (names, ``name:key=value`` specs, checkpoint paths as str or
+            :class:`os.PathLike`) or agent objects, seat by seat, as a list or tuple (or one agent); a
+            short lineup is filled with its last entry. Every agent, objects included, is reseeded per
+            block from ``seed`` (an object's own generator is put back afterwards).
         num_players: table size.
         deals: number of deals; each is played ``num_players`` times (every rotation).
         seed: seed of the deals and of the agents' per-block streams.
@@ -503,15 +519,24 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         measured.
 
     Raises:
+        ValueError: a bad argument or agent spec (before any play), or an agent whose ``act_batch``
+            returned anything but one legal integer action per row (naming the agent).
         PairingInterrupted: Ctrl-C during the ``paired_with`` tournament; it holds the first
             tournament's report.
 
     Example (training's periodic check against a table of spoilers):
         ``evaluate([my_agent, "spoiler"], num_players=4, deals=500, seed=1)["agents"]``
     """
+    if not is_integer(num_players):  # 4.0 would pass the comparison with rules.num_players below
+        raise ValueError(f"num_players={num_players!r} is not allowed: it must be a whole number from {MIN_PLAYERS} "
+                         f"to {MAX_PLAYERS}")
     if rules is not None and not isinstance(rules, Rules):
         raise ValueError(f"rules={rules!r} is not allowed: give a Rules (spoilfive_env.rules.make_rules), or None "
                          "and the rules options as keywords")
+    if rules is not None and "preset" in rule_options:
+        raise ValueError(f"preset={rule_options['preset']!r} is not allowed with rules=: a preset makes the rules, "
+                         "which rules= gives already; give the preset without rules= (any other options as keywords "
+                         "beside it), or rules= with the options to change in it")
     if rules is None:
         rules = make_rules(num_players=num_players, **rule_options)
     elif rule_options:
@@ -522,12 +547,22 @@ def evaluate(agents, num_players: int = 4, deals: int = 1000, seed: int = 0, *,
         raise ValueError(f"deals={deals!r} is not allowed: it must be a whole number from 1 to {MAX_DEALS:,}")
     if not (is_integer(seed) and seed >= 0):  # not truncated (1.5 would play seed 1) nor left to NumPy's words
         raise ValueError(f"seed={seed!r} is not allowed: it must be a whole number of at least 0")
+    check_ray(ray)
     check_shards(shards)
     if shards is not None and not plays_on_ray(ray):  # the command line's --shards says the same
         raise ValueError(f"shards={shards!r} is for ray=: give ray= too (True, 'auto' or 'HOST:PORT'), or leave "
                          "shards out to play here")
-    if isinstance(agents, (str, Agent)):
+    if isinstance(agents, (str, os.PathLike)) or hasattr(agents, "act_batch"):  # one agent (a class: refused below)
         agents = [agents]
+    if not isinstance(agents, Sequence):  # a dict would give its keys, a set no seat order
+        raise ValueError(f"agents={agents!r:.80} is not allowed: give the lineup seat by seat as a list or tuple of "
+                         "agents (names, name:key=value specs, checkpoint paths or agent objects), or one agent")
+    # A path is loaded and labelled as the same path given as a str.
+    agents = [os.fspath(agent) if isinstance(agent, os.PathLike) else agent for agent in agents]
+    if isinstance(paired_with, os.PathLike):
+        paired_with = os.fspath(paired_with)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress={progress!r:.60} is not allowed: give True or False")
     if not (is_integer(batch_size) and batch_size >= 1):
         raise ValueError(f"batch_size={batch_size!r} is not allowed: it must be a positive integer")
     # Refused now if it cannot fit in memory, not after the agents are built and the deals made.

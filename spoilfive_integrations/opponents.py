@@ -30,8 +30,7 @@ import os
 import numpy as np
 
 from agents import load_agent
-from agents.base import distinct_entries, stream_seed
-from spoilfive_env.actions import NUM_ACTIONS
+from agents.base import checked_actions, distinct_entries, stream_seed
 
 LEARNER = -1
 """``agent_of_position`` entry of the learner's own position (0)."""
@@ -77,17 +76,7 @@ class Lineup:
         else:
             chosen = agent.act_batch(observations, masks)
         # An agent object may be the user's own: name it if it breaks the act_batch contract.
-        chosen = np.asarray(chosen)
-        if chosen.shape != (len(games),) or chosen.dtype.kind not in "iu":
-            raise ValueError(f"opponent {self.specs[index]!r} returned {chosen.dtype} actions of shape {chosen.shape} "
-                             f"for {len(games)} games: act_batch must return one integer action per row")
-        in_range = (chosen >= 0) & (chosen < NUM_ACTIONS)
-        legal = in_range & masks[np.arange(len(games)), chosen * in_range].astype(bool)
-        if not legal.all():
-            row = int(np.flatnonzero(~legal)[0])
-            raise ValueError(f"opponent {self.specs[index]!r} chose action {chosen[row]}, which its mask does not "
-                             f"allow, in game {int(games[row])}: act_batch must return a legal action")
-        return chosen
+        return checked_actions(f"opponent {self.specs[index]!r}", chosen, masks, games)
 
 
 def agent_seed(seed: int, index: int) -> int:

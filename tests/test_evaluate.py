@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from agents import load_agent
+from agents import CHECKPOINT_DIR, load_agent
 from agents.evaluate import (
     BASELINES,
     build_agents,
@@ -22,6 +22,8 @@ from agents.evaluate import (
     paired_difference,
     play_tournament,
 )
+from spoilfive_env.cli import json_text
+from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules
 
 
@@ -99,6 +101,86 @@ def test_bad_arguments_raise_value_error():
 def test_odd_seed_rules_and_shards_are_refused_in_words(odd, says):
     with pytest.raises(ValueError, match=says):
         evaluate(["greedy", "random"], 3, deals=2, **odd)
+
+
+class Careless:
+    """A user's agent object whose act_batch answers what ``answer(masks)`` gives."""
+
+    name = "careless"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def act_batch(self, observations, masks):
+        return self.answer(np.asarray(masks))
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda m: m.argmax(1) + 0.9, r"returned float64 actions of shape \(\d+,\)"),  # was truncated and played
+    (lambda m: m.argmax(1).astype(str), r"returned <U\d+ actions"),  # was parsed as numbers
+    (lambda m: m.argmax(1)[:1], r"returned int64 actions of shape \(1,\) for \d+ rows"),  # was broadcast
+    (lambda m: np.full(len(m), np.nan), "returned float64 actions"),
+    (lambda m: np.zeros(len(m) + 1, np.int64), r"returned int64 actions of shape \(\d+,\)"),
+    (lambda m: m.argmax(1)[:, None], r"returned int64 actions of shape \(\d+, 1\)"),
+    (lambda m: None, r"returned None \(NoneType\)"),
+    (lambda m: int(m.argmax(1)[0]), r"returned \d+ \(int\)"),
+])
+def test_an_agent_object_whose_act_batch_breaks_its_contract_is_named(answer, says, monkeypatch):
+    steps = []
+    original_step = SpoilFiveCore.step
+    monkeypatch.setattr(SpoilFiveCore, "step", lambda core, actions: steps.append(1) or original_step(core, actions))
+    with pytest.raises(ValueError, match=f"agent 'careless' {says}.*: act_batch must return one legal integer "
+                                         r"action per row \(an integer array of shape"):
+        evaluate([Careless(answer), "random"], 2, deals=5, seed=0)
+    assert steps == []  # refused at the first move, before the core stepped it
+
+
+def test_an_illegal_action_is_refused_naming_the_agent_not_a_row_of_the_core():
+    with pytest.raises(ValueError, match="agent 'careless' chose action 0, which its mask does not allow, in row 0 "
+                                         "of the batch it was given: act_batch must return a legal action"):
+        evaluate([Careless(lambda m: (~m).argmax(1)), "random"], 3, deals=5, seed=0)
+
+
+def test_integer_actions_of_any_integer_kind_are_played_as_they_are():
+    report = evaluate([load_agent("greedy"), "random"], 3, deals=20, seed=4)
+    for convert in (lambda a: a.astype(np.int32), lambda a: a.astype(np.uint8), lambda a: a.tolist()):
+        greedy = load_agent("greedy")
+        plain = greedy.act_batch
+        greedy.act_batch = lambda observations, masks: convert(plain(observations, masks))  # noqa: B023
+        again = evaluate([greedy, "random"], 3, deals=20, seed=4)
+        assert json_text(again["agents"]) == json_text(report["agents"])  # (NaN figures: compared as text)
+
+
+@pytest.mark.parametrize("call, says", [
+    ({"agents": ["random"], "num_players": 4.0, "rules": Rules(4)},  # was a TypeError deep in the deals
+     "num_players=4.0 is not allowed: it must be a whole number from 2 to 10"),
+    ({"agents": ["random"], "num_players": True}, "num_players=True is not allowed"),
+    ({"agents": None}, "agents=None is not allowed: give the lineup seat by seat as a list or tuple"),
+    ({"agents": {"random": 1}}, "agents=.* is not allowed"),  # its keys were played
+    ({"agents": [load_agent("random").__class__]},
+     "is a class, not an agent: give an agent object \\(an instance, RandomAgent\\(...\\)\\), a registry name"),
+    ({"agents": load_agent("random").__class__}, "is a class, not an agent"),
+    ({"agents": ["random"], "paired_with": load_agent("random").__class__}, "is a class, not an agent"),
+    ({"agents": ["random"], "ray": 0}, "ray=0 is not allowed: give None or False \\(play here\\), True"),
+    ({"agents": ["random"], "ray": 123}, "ray=123 is not allowed"),  # was worded for --ray
+    ({"agents": ["random"], "ray": ["a"]}, "ray=\\['a'\\] is not allowed"),
+    ({"agents": ["random"], "progress": "x"}, "progress='x' is not allowed: give True or False"),
+    ({"agents": ["random"], "rules": Rules(4), "preset": "hoyle"},
+     "preset='hoyle' is not allowed with rules=: .*give the preset without rules="),
+])
+def test_odd_agents_and_arguments_are_refused_in_words_before_any_play(call, says, monkeypatch):
+    import agents.evaluate as evaluate_module
+
+    monkeypatch.setattr(evaluate_module, "play_tournament", lambda *args, **kwargs: pytest.fail("played"))
+    with pytest.raises(ValueError, match=says):
+        evaluate(**{"num_players": 4, "deals": 2, "seed": 0, **call})
+
+
+def test_a_checkpoint_path_is_played_as_the_same_path_as_a_str():
+    path = CHECKPOINT_DIR / "ppo.pt"
+    as_text = evaluate([str(path), "random"], 3, deals=4, seed=1, paired_with=str(path))
+    as_path = evaluate([path, "random"], 3, deals=4, seed=1, paired_with=path)  # was "is not an agent"
+    assert json_text({**as_path, "seconds": 0}) == json_text({**as_text, "seconds": 0})
 
 
 def test_agent_objects_and_rules_options():

@@ -281,7 +281,8 @@ def test_a_broken_opponent_object_is_named_when_it_breaks_the_act_batch_contract
             return self.answer(masks)
 
     for answer, says in ((lambda m: m.argmax(1) + 0.7, "returned float64 actions"),
-                         (lambda m: np.zeros(len(m) + 1, np.int64), r"of shape \(2,\) for 1 games"),
+                         (lambda m: np.zeros(len(m) + 1, np.int64),
+                          r"of shape \(2,\) for 1 row: act_batch must return one legal integer action per row"),
                          (lambda m: (~m.astype(bool)).argmax(1), "which its mask does not allow")):
         env = gymnasium.make(GYMNASIUM_ID, num_players=3, opponents=Careless(answer), seat=0)
         with pytest.raises(ValueError, match=rf"opponent .*careless.* {says}"):

@@ -56,8 +56,8 @@ from spoilfive_env.cli import (
 )
 from spoilfive_env.rules import is_integer
 
-from . import BEST
-from .evaluate import MAX_DEALS, Z95, deal_count, evaluate, refuse_bad_agents
+from . import BEST, load_agent
+from .evaluate import MAX_DEALS, Z95, check_ray, deal_count, evaluate, refuse_bad_agents
 from .sharding import connect, plays_on_ray
 
 RATING_PRIOR = 1e-3
@@ -208,7 +208,13 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
     sizes = [int(n) for n in sizes]
     if len(set(sizes)) != len(sizes):  # as --players: a typo, most likely, not a size to drop silently
         raise ValueError(f"table sizes {players!r} are not allowed: give distinct table sizes")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress={progress!r:.60} is not allowed: give a callable (told each tournament's "
+                         "text) or None")
+    check_ray(ray)
     rating_library()
+    for spec in names:  # as refuse_bad_agents: a bad spec is refused now, not after the pairings before it
+        load_agent(spec, seed=0)
     started = time.perf_counter()
     options = {"ray": ray} if plays_on_ray(ray) else {}
     board, unfinished = {}, None

@@ -285,11 +285,24 @@ def test_bad_calls_of_the_function():
     (["greedy", "random"], 3, "table sizes 3 are not allowed: give a list of whole numbers 2-10"),
     (["greedy", "random"], "3,4", "table sizes '3,4' are not allowed"),
     (["greedy", "random"], (True,), r"table sizes \[True\] are not allowed"),
+    # A bad spec late in the list: its pairings came only after the earlier ones had been played in full.
+    (["random", "greedy", "nope"], (3,), "unknown agent 'nope'"),
+    (["random", "greedy", "ppo:x=1"], (3,), "bad options for checkpoint .*ppo.pt'"),
 ])
 def test_odd_agents_and_table_sizes_are_refused_in_words_before_any_play(agents, players, says, monkeypatch):
     monkeypatch.setattr("agents.leaderboard.evaluate", lambda *args, **kwargs: pytest.fail("a tournament was played"))
     with pytest.raises(ValueError, match=says):
         leaderboard(agents, players, deals=2)
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"progress": "x"}, "progress='x' is not allowed: give a callable .* or None"),  # was a TypeError when called
+    ({"ray": 0}, r"ray=0 is not allowed: give None or False \(play here\)"),  # was worded for --ray
+])
+def test_odd_progress_and_ray_are_refused_before_any_play(options, says, monkeypatch):
+    monkeypatch.setattr("agents.leaderboard.evaluate", lambda *args, **kwargs: pytest.fail("a tournament was played"))
+    with pytest.raises(ValueError, match=says):
+        leaderboard(["greedy", "random"], (3,), deals=2, **options)
 
 
 def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):

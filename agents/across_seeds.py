@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -223,6 +225,20 @@ def _describe(opponents) -> str:
     return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in counts.items())
 
 
+def _labels(names) -> list[str]:
+    """``names`` (one label or several) as a list of labels, or a ``ValueError``."""
+    labels = [names] if isinstance(names, str) else list(names) if _is_collection(names) else None
+    if not labels or not all(isinstance(label, str) and label for label in labels):
+        raise ValueError(f"names={names!r:.80} is not allowed: give the agent's label in the runs, or a list of its "
+                         "labels (where the runs write it differently)")
+    return labels
+
+
+def _is_collection(value) -> bool:
+    """An iterable of entries: not a str (its letters) nor a dict (its keys)."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+
+
 def pool_seeds(reports, names=None, target: float | None = None, sources=None) -> list[dict]:
     """Pool one agent's figures over the tournament ``reports`` (dicts of ``agents.evaluate``).
 
@@ -241,14 +257,25 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
 
     Raises:
         ValueError: no report; the agent is missing from a run; two runs of a group share a seed;
-            a group's runs differ in their rules; or ``target`` is not a finite number.
+            a group's runs differ in their rules; ``reports``, ``names`` or ``sources`` (one per report) is not
+            a list of its kind; or ``target`` is not a finite number (nor a bool).
     """
+    if not _is_collection(reports):
+        given = f"a {type(reports).__name__}" if isinstance(reports, Mapping) else f"{reports!r:.80}"
+        raise ValueError(f"reports={given} is not allowed: give a list of reports (the dicts of agents.evaluate), "
+                         "one per seed")
     reports = list(reports)
     if not reports:
         raise ValueError("no report to pool: give at least one")
-    sources = [f"report {i + 1}" for i in range(len(reports))] if sources is None else list(sources)
-    if target is not None and not (isinstance(target, (int, float)) and math.isfinite(target)):
-        raise ValueError(f"target={target!r} is not allowed: give a finite number of points above fair")
+    if sources is None:
+        sources = [f"report {i + 1}" for i in range(len(reports))]
+    elif not (_is_collection(sources) and len(sources := list(sources)) == len(reports)):
+        raise ValueError(f"sources={sources!r:.80} is not allowed: give a list of {len(reports)} names, one per "
+                         "report (its file name), or None")
+    if target is not None:  # any real number but a bool (True is no number of points)
+        if not (isinstance(target, numbers.Real) and not isinstance(target, bool) and math.isfinite(target)):
+            raise ValueError(f"target={target!r} is not allowed: give a finite number of points above fair")
+        target = int(target) if isinstance(target, numbers.Integral) else float(target)
     if names is None:
         lineup = reports[0].get("lineup") if isinstance(reports[0], dict) else None
         if not lineup:
@@ -258,7 +285,7 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
         except _NOT_WHOLE as error:
             raise _not_whole(sources[0], error) from None
         names = [lineup[0]]
-    names = [names] if isinstance(names, str) else list(names)
+    names = _labels(names)
     groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}
     for report, source in zip(reports, sources, strict=True):
         figures = figures_of(report, names, source)

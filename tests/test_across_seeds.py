@@ -288,6 +288,31 @@ def test_no_report_or_one_without_a_lineup_is_refused():
         pool_seeds([{"seed": 1}], sources=["first.json"])
 
 
+@pytest.mark.parametrize("call, says", [
+    (lambda plain: {"reports": None}, "reports=None is not allowed: give a list of reports"),  # was a TypeError
+    (lambda plain: {"reports": plain[3, 1]}, "reports=a dict is not allowed: give a list of reports"),  # its keys
+    (lambda plain: {"sources": ["a"]}, r"sources=\['a'\] is not allowed: give a list of 2 names, one per report"),
+    (lambda plain: {"sources": "ab"}, "sources='ab' is not allowed"),  # its letters were the names
+    (lambda plain: {"names": []}, r"names=\[\] is not allowed: give the agent's label"),  # "none of its agents is  ("
+    (lambda plain: {"names": 5}, "names=5 is not allowed"),  # was a TypeError
+    (lambda plain: {"names": [None]}, r"names=\[None\] is not allowed"),
+    (lambda plain: {"target": True}, "target=True is not allowed: give a finite number"),  # was taken as 1
+])
+def test_odd_arguments_of_pool_seeds_are_refused_in_words(runs, call, says):
+    plain, _ = runs
+    with pytest.raises(ValueError, match=says):
+        pool_seeds(**{"reports": [plain[3, 1], plain[3, 2]], **call(plain)})
+
+
+def test_a_target_may_be_any_real_number_numpy_ones_included(runs):
+    import numpy as np
+
+    plain, _ = runs
+    for target in (1, 1.0, np.int64(1), np.float64(1.0)):  # np.int64 was refused
+        (group,) = pool_seeds([plain[3, 1], plain[3, 2]], target=target)
+        assert group["target"] == 1 and type(group["target"]) in (int, float)
+
+
 def test_ctrl_c_while_plotting_keeps_the_figures_and_exits_130(runs, tmp_path, monkeypatch, capsys):
     import agents.across_seeds as across_seeds
 

@@ -214,12 +214,16 @@ class Rules:
     @classmethod
     def from_options(cls, **options) -> Rules:
         """Rules from keyword options, refusing unknown names with the list of known ones."""
+        if "preset" in options:  # make_rules (and the envs) take it: it chooses options, it is not one
+            raise ValueError(f"preset={options['preset']!r} is not allowed here: Rules.from_options and "
+                             "Rules.replace take the rules options alone; a preset is chosen by "
+                             "make_rules(preset=...) or Rules.preset(name, **options)")
         known = cls.option_names()
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise ValueError(
                 f"unknown rules option(s) {', '.join(unknown)}: known options are "
-                f"{', '.join(known)} and preset"
+                f"{', '.join(known)} (make_rules and the envs also take preset)"
             )
         return cls(**options)
 

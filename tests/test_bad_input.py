@@ -117,6 +117,17 @@ def test_bad_rules_options_are_refused_with_the_value_and_the_range(options, nee
         make_rules(**options)
 
 
+def test_a_preset_is_refused_where_only_rules_options_are_taken_saying_where_it_goes():
+    for make in (lambda: Rules.from_options(preset="hoyle"), lambda: Rules(num_players=4).replace(preset="hoyle")):
+        with pytest.raises(ValueError, match=r"preset='hoyle' is not allowed here: Rules.from_options and "
+                                             r"Rules.replace take the rules options alone; a preset is chosen by "
+                                             r"make_rules\(preset=...\)"):
+            make()  # was "unknown rules option(s) preset: known options are ... and preset"
+    with pytest.raises(ValueError, match=r"unknown rules option\(s\) jink: known options are allow_jink, .*, "
+                                         r"starting_chips \(make_rules and the envs also take preset\)$"):
+        Rules.from_options(jink=1)
+
+
 def test_numpy_integers_and_booleans_are_stored_as_python_ones():
     rules = Rules(num_players=np.int64(5), ante=np.int32(2), allow_jink=np.bool_(False), max_hands=np.int16(60))
     assert rules == Rules(num_players=5, ante=2, allow_jink=False, max_hands=60)

@@ -27,8 +27,8 @@ import numpy as np
 
 from spoilfive_env.actions import DECLINE_ROB, NUM_ACTIONS, ROB_FIRST, action_str
 from spoilfive_env.core import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_ROB, make_generator
-from spoilfive_env.observation import OBS_DIM, SLICES, observation_bounds
-from spoilfive_env.rules import Rules
+from spoilfive_env.observation import CHIP_SCALE, OBS_DIM, SLICES, observation_bounds
+from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, Rules
 
 
 class Agent:
@@ -108,7 +108,8 @@ def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
     """``act_batch``'s arguments as C-contiguous float32 ``(B, OBS_DIM)`` and bool ``(B, 107)``, or a
     ``ValueError`` saying what is wrong (before any random draw): other shapes; a mask value other than
     0/1 or True/False; a row with no legal action; an observation that is not numbers, or holds a value
-    outside the observation space (NaN and infinities included); a mask that allows a card the
+    outside the observation space (NaN and infinities included) or chips and a pool beyond the engine's
+    32-bit counts; a mask that allows a card the
     observation's hand does not hold, or a rob, claim or jink outside that phase (except in a finished
     game's row, where the core allows everything)."""
     observations = _numbers(observations, "act_batch", "observations")
@@ -189,6 +190,10 @@ def _observation_limits():
     bounded below by 0 (the chips)."""
     low, high = observation_bounds()
     low, high = np.maximum(low, -_BIG), np.minimum(high, _BIG)
+    # The space allows any chips and pool, but the engine counts them in int32 (and the searches read
+    # them back so): no more than the engine's extremes, as its observations show them.
+    high[SLICES["chips"]] = high[SLICES["pool"]] = np.float32(CHIPS_MAX / CHIP_SCALE)
+    low[SLICES["chips"]] = np.float32(CHIPS_MIN / CHIP_SCALE)
     # A float32 from +0 up orders as its bits read as uint32, and NaN, infinities and negative
     # numbers read larger than any finite limit: one max pass checks every column from 0.
     from_zero = low == 0
@@ -222,8 +227,12 @@ def _check_bounds(observations: np.ndarray) -> None:
     low, high = _LOW[column], _HIGH[column]
     allowed = ("finite numbers" if low == -_BIG else f"finite numbers of at least {low:g}" if high == _BIG
                else f"numbers from {low:g} to {high:g}")
+    block = _BLOCK_OF_COLUMN[column]
+    if block in ("chips", "pool"):
+        allowed += (f" (chip counts {CHIPS_MIN if block == 'chips' else 0} to {CHIPS_MAX}, the engine's 32-bit "
+                    f"range, divided by {CHIP_SCALE:g})")
     raise ValueError(f"act_batch needs observations as spoilfive_env builds them: row {row} has "
-                     f"{float(observations[row, column]):g} in its {_BLOCK_OF_COLUMN[column]!r} block (column "
+                     f"{float(observations[row, column]):g} in its {block!r} block (column "
                      f"{column}), which holds {allowed}")
 
 

@@ -93,7 +93,7 @@ from .cards import (
 from .core import PHASE_DONE, PHASE_PLAY, PHASE_ROB, STATE_FIELDS, SpoilFiveCore
 from .dealing import deal_uniform, needs_exact_deal
 from .observation import CHIP_SCALE, OBS_DIM, SLICES, as_float32
-from .rules import Rules
+from .rules import CHIPS_MAX, CHIPS_MIN, Rules
 
 __all__ = ["Information", "games_from_information", "read_information", "sample_hidden"]
 
@@ -196,13 +196,19 @@ def read_information(observations: np.ndarray) -> Information:
         voids=voids,
         own_concealed=obs[:, SLICES["own_concealed"]][:, 0] > 0.5,
         own_discard=_one_hot_index(obs[:, SLICES["own_discard"]]),
-        pool=np.rint(obs[:, SLICES["pool"]][:, 0] * CHIP_SCALE).astype(np.int32),
-        chips=np.rint(obs[:, SLICES["chips"]][:, :n] * CHIP_SCALE).astype(np.int32),
+        pool=_chip_counts(obs[:, SLICES["pool"]][:, 0]),
+        chips=_chip_counts(obs[:, SLICES["chips"]][:, :n]),
         hand_place=obs[:, SLICES["hand_place"]].copy(),
         teammates=bool((obs[:, SLICES["teammates"]] > 0.5).any()),
     )
     _check_possible(info, (obs[:, SLICES["turnup"]] > 0.5).sum(axis=1))
     return info
+
+
+def _chip_counts(block: np.ndarray) -> np.ndarray:
+    """An observation's chips or pool as the engine's int32 counts. The float32 the engine shows for
+    ``CHIPS_MAX`` reads back as 2**31, one past int32: clipped (in float64, where the bound is exact)."""
+    return np.clip(np.rint(block * CHIP_SCALE).astype(np.float64), CHIPS_MIN, CHIPS_MAX).astype(np.int32)
 
 
 def _check_possible(info: Information, turnups: np.ndarray) -> None:

@@ -8,6 +8,8 @@ not (a reversed view) is played.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -102,8 +104,8 @@ def test_reversed_views_are_played_as_their_copies(name):
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("value, block, says", [
     (np.nan, "hand", "nan in its 'hand' block.*numbers from 0 to 1"),
-    (np.inf, "chips", "inf in its 'chips' block.*finite numbers"),
-    (-np.inf, "pool", "-inf in its 'pool' block.*finite numbers of at least 0"),
+    (np.inf, "chips", "inf in its 'chips' block.*numbers from -1.07374e\\+08 to 1.07374e\\+08"),
+    (-np.inf, "pool", "-inf in its 'pool' block.*numbers from 0 to 1.07374e\\+08"),
     (1e30, "hand", "1e\\+30 in its 'hand' block"),
     (-1, "played", "-1 in its 'played' block"),
     (2, "tricks_won", "2 in its 'tricks_won' block.*from 0 to 1.66667"),
@@ -117,6 +119,36 @@ def test_an_observation_outside_the_observation_space_is_refused(name, value, bl
     with pytest.raises(ValueError, match="needs observations as spoilfive_env builds them: row 1 has " + says):
         agent.act_batch(np.stack([one["observation"], bad]), np.stack([one["action_mask"]] * 2))
     assert state(agent) == before
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("block, value, counts", [
+    ("pool", 1.2e8, "chip counts 0 to 2147483647"), ("chips", 1.2e8, "chip counts -2147483648 to 2147483647"),
+    ("chips", -1e30, "chip counts -2147483648 to 2147483647"),
+], ids=["pool", "chips", "negative chips"])
+def test_chips_or_a_pool_beyond_the_engine_s_32_bits_are_refused(name, block, value, counts):
+    """The searches read them back into int32: a pool of 2.4e9 chips was -2147483648 to pimc, and pimc_ppo
+    named a value the caller never gave, each after drawing (bad-input sweep 2, A2)."""
+    agent = load_agent(name, seed=1)
+    one = aec_observation()
+    bad = one["observation"].copy()
+    bad[SLICES[block].start] = value
+    before = state(agent)
+    with pytest.raises(ValueError, match=rf"row 0 has {re.escape(f'{value:g}')} in its '{block}' block .*{counts}, "
+                                         "the engine's 32-bit range, divided by 20"):
+        agent.act_batch(bad[None], one["action_mask"][None])
+    assert state(agent) == before
+
+
+def test_the_engine_s_largest_chips_and_pool_are_played():
+    from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN
+
+    one = aec_observation()
+    extreme = one["observation"].copy()
+    extreme[SLICES["pool"]] = np.float32(CHIPS_MAX / 20)  # as the engine shows CHIPS_MAX
+    extreme[SLICES["chips"].start:SLICES["chips"].start + 2] = np.float32(CHIPS_MAX / 20), np.float32(CHIPS_MIN / 20)
+    for name in ("greedy", "pimc:samples=2"):
+        assert one["action_mask"][load_agent(name, seed=1).act_batch(extreme[None], one["action_mask"][None])[0]]
 
 
 @pytest.mark.parametrize("name", ["pimc:samples=2", "ppo"])

@@ -28,8 +28,8 @@ from spoilfive_env.cards import (
 )
 from spoilfive_env.core import PHASE_ROB, SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
-from spoilfive_env.observation import OBS_DIM, SLICES, decode_observation
-from spoilfive_env.rules import Rules
+from spoilfive_env.observation import CHIP_SCALE, OBS_DIM, SLICES, decode_observation
+from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, Rules
 
 CONFIGS = [Rules(num_players=n) for n in range(2, 11)] + [
     Rules(num_players=3, conceal_ace_penalty=True),
@@ -357,6 +357,16 @@ def _corrupt(name):
         obs[SLICES["trick_number"]] = 0
         obs[at["trick_number"] + 3] = 1
     return obs[None]
+
+
+def test_the_engine_s_extreme_chips_and_pool_read_back_as_its_counts():
+    """The float32 the engine shows for CHIPS_MAX read back as 2**31, one past int32: -2147483648."""
+    obs = _corrupt("nothing")
+    obs[0, SLICES["pool"]] = np.float32(CHIPS_MAX / CHIP_SCALE)
+    obs[0, SLICES["chips"].start:SLICES["chips"].start + 2] = (np.float32(CHIPS_MAX / CHIP_SCALE),
+                                                               np.float32(CHIPS_MIN / CHIP_SCALE))
+    info = read_information(obs)
+    assert info.pool.tolist() == [CHIPS_MAX] and info.chips[0, :2].tolist() == [CHIPS_MAX, CHIPS_MIN]
 
 
 @pytest.mark.parametrize("name, message", [

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.cards import EFFECTIVE_SUIT, TRUMP
+from spoilfive_env.actions import NUM_ACTIONS, action_str
+from spoilfive_env.cards import EFFECTIVE_SUIT, HAND_SIZE, TRUMP
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -142,6 +142,46 @@ def exact_action_values(core, masks: np.ndarray):
     return game, action, rewards[:, 0] + max_n_values(child)[:, 0]
 
 
+def _named(actions) -> str:
+    return ", ".join(f"{action} ({action_str(action)})" for action in actions)
+
+
+def _refuse_forbidden(rows, masks, legal, where: str) -> None:
+    """Refuse the first of ``rows`` whose mask (of ``masks``) allows an action its ``legal`` row does not:
+    a search would play that action in its games, and the core would refuse it deep inside, its
+    generators already moved."""
+    forbidden = masks & ~legal
+    if forbidden.any():
+        at = int(np.flatnonzero(forbidden.any(axis=1))[0])
+        raise ValueError(f"{where} got a mask that does not fit its observation: row {int(rows[at])} allows "
+                         f"{_named(np.flatnonzero(forbidden[at]))}, which the rules forbid there; its legal "
+                         f"actions are {_named(np.flatnonzero(legal[at]))}")
+
+
+def legal_masks(observations, rules) -> np.ndarray:
+    """The legal actions ``(D, 107)`` of the player to act at each observation (of one table size), by the
+    engine's rules: the position rebuilt as a core, drawing no random number. The other seats are given
+    the cards nobody is seen to hold, in order: what the player to act may do does not depend on them."""
+    info = read_information(observations)  # also refuses an observation no game can show
+    n, rows = info.num_players, np.arange(len(info.hand))
+    unseen = ~info.hand & (info.played_by < 0)
+    unseen[rows, info.turnup] = False
+    robbed = info.own_discard >= 0
+    unseen[rows[robbed], info.own_discard[robbed]] = False
+    left = HAND_SIZE - (info.played_by[:, None, :] == np.arange(n)[None, :, None]).sum(axis=2)
+    left[:, 0] = 0  # the viewer's own cards are his hand
+    # the k-th unseen card goes to the seat whose share of the cards left holds k
+    seat = ((np.cumsum(unseen, axis=1) - 1)[:, :, None] >= np.cumsum(left, axis=1)[:, None, :]).sum(axis=2)
+    holders = np.where(info.hand, 0, np.where(unseen & (seat < n), seat, -1)).astype(np.int8)
+    return games_from_information(info, holders, None, rules, mode="hand", reward="equity").legal_mask()
+
+
+def check_rules_allow(observations, masks, rules, rows) -> None:
+    """Refuse masks that allow an action the rules forbid at their observations (of one table size;
+    ``rows``: their row numbers in the caller's batch), drawing no random number."""
+    _refuse_forbidden(rows, masks, legal_masks(observations, rules), "act_batch")
+
+
 def draw_deals(observations, per_decision: int, rng, rules):
     """``per_decision`` hidden deals drawn from each decision row's information, decision by decision
     (:func:`sample_hidden`): ``(repeat, info, holders, discards)``, ``repeat[i]`` the decision row of deal
@@ -228,14 +268,14 @@ class PIMCAgent(_SearchAgent):
 
     def act_batch(self, observations, masks):
         observations, masks = checked_batch(observations, masks)
-        actions = self._fallback(observations, masks)
         rows = self._search_rows(observations, masks)
-        if not len(rows):
-            return actions
         sizes = observations[rows][:, SLICES["table_size"]].argmax(axis=1)
-        for size in np.unique(sizes):
-            same = rows[sizes == size]
-            rules = self._rules_for(observations[same])
+        groups = [(same, self._rules_for(observations[same]))
+                  for same in (rows[sizes == size] for size in np.unique(sizes))]
+        for same, rules in groups:  # before any draw (a random fallback draws)
+            check_rules_allow(observations[same], masks[same], rules, same)
+        actions = self._fallback(observations, masks)
+        for same, rules in groups:
             for chunk in self._chunks(same, masks, self.samples):
                 actions[chunk] = self._search(observations[chunk], masks[chunk], actions[chunk], rules)
         return actions

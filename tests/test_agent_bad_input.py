@@ -151,6 +151,53 @@ def test_the_engine_s_largest_chips_and_pool_are_played():
         assert one["action_mask"][load_agent(name, seed=1).act_batch(extreme[None], one["action_mask"][None])[0]]
 
 
+def widened_play_mask():
+    """A play-phase observation that must follow suit, and its mask widened to every card held."""
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=0)
+    while True:
+        observations, masks = core.observe(), core.legal_mask()
+        held = observations[:, SLICES["hand"]] > 0.5
+        bound = np.flatnonzero(~core.done & (core.phase == 1) & (masks[:, :52].sum(axis=1) < held.sum(axis=1)))
+        if len(bound):
+            row = bound[0]
+            widened = masks[row].copy()
+            widened[:52] = held[row]
+            return observations[row], masks[row], widened
+        core.step(masks.argmax(axis=1))
+
+
+@pytest.mark.parametrize("name", ["pimc:samples=2", "pimc:samples=2:rollout=random", "pimc_ppo:samples=2", "best"])
+def test_a_mask_that_allows_a_card_the_rules_forbid_is_refused_before_any_draw(name):
+    """It was "illegal action ... in game 2", a search rollout the caller never had, the RNG moved (B1)."""
+    observation, legal, widened = widened_play_mask()
+    forbidden = np.flatnonzero(widened & ~legal)
+    agent = load_agent(name, seed=1)
+    before = state(agent)
+    named = ", ".join(rf"{action} \(play \w+\)" for action in forbidden)
+    with pytest.raises(ValueError, match=rf"^act_batch got a mask that does not fit its observation: row 1 allows "
+                                         rf"{named}, which the rules forbid there; its legal actions are "
+                                         rf"{np.flatnonzero(legal)[0]} \(play"):
+        agent.act_batch(np.stack([observation] * 2), np.stack([legal, widened]))
+    assert state(agent) == before
+    assert legal[agent.act_batch(observation[None], legal[None])[0]]  # the rules' own mask is played
+
+
+def test_the_searches_legal_masks_are_the_engine_s():
+    from agents.pimc import legal_masks
+
+    for num_players, options in [(2, {}), (4, {"partnerships": True}), (5, {"conceal_ace_penalty": True}),
+                                 (10, {"allow_jink": False})]:
+        rules = Rules(num_players=num_players, **options)
+        core = SpoilFiveCore(32, rules=rules, seed=num_players)
+        rng = np.random.default_rng(0)
+        while not core.done.all():
+            live = ~core.done
+            masks = core.legal_mask()
+            assert np.array_equal(legal_masks(core.observe()[live], rules), masks[live])
+            scores = rng.random(masks.shape)
+            core.step(np.where(masks, scores, -1).argmax(axis=1))
+
+
 @pytest.mark.parametrize("name", ["pimc:samples=2", "ppo"])
 def test_every_value_far_out_of_range_is_called_so(name):
     """What used to say "partnerships=True is not allowed" (pimc) or "its weights are broken" (ppo)."""

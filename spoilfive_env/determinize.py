@@ -201,7 +201,7 @@ def read_information(observations: np.ndarray) -> Information:
         hand_place=obs[:, SLICES["hand_place"]].copy(),
         teammates=bool((obs[:, SLICES["teammates"]] > 0.5).any()),
     )
-    _check_possible(info, (obs[:, SLICES["turnup"]] > 0.5).sum(axis=1))
+    _check_possible(info, (obs[:, SLICES["turnup"]] > 0.5).sum(axis=1), (obs[:, SLICES["phase"]] > 0.5).sum(axis=1))
     return info
 
 
@@ -211,7 +211,7 @@ def _chip_counts(block: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(block * CHIP_SCALE).astype(np.float64), CHIPS_MIN, CHIPS_MAX).astype(np.int32)
 
 
-def _check_possible(info: Information, turnups: np.ndarray) -> None:
+def _check_possible(info: Information, turnups: np.ndarray, phases: np.ndarray) -> None:
     """Raise ``ValueError`` naming the first row that no game can show (a hand-made or damaged
     observation), before a search builds games from it."""
     n = info.num_players
@@ -221,6 +221,7 @@ def _check_possible(info: Information, turnups: np.ndarray) -> None:
     rows = np.arange(len(info.phase))
     problems = (
         (turnups != 1, "the turnup block is not one-hot"),
+        (phases != 1, "the phase block is not one-hot"),
         (info.trump != info.turnup // NUM_RANKS, "the trump is not the turn-up's suit"),
         ((info.hand & (info.played_by >= 0)).any(axis=1), "a card is both in the hand and played"),
         (info.hand[rows, info.turnup] & (info.robber != 0), "the turn-up is in the hand of a viewer who did not rob"),

@@ -198,6 +198,19 @@ def test_the_searches_legal_masks_are_the_engine_s():
             core.step(np.where(masks, scores, -1).argmax(axis=1))
 
 
+@pytest.mark.parametrize("name", ["pimc:samples=2", "pimc:samples=2:rollout=random", "pimc_ppo:samples=2"])
+def test_an_observation_without_a_phase_is_refused_before_any_draw(name):
+    """It was "illegal action ... (phase rob)" from inside the search, the RNG moved (B2)."""
+    one = aec_observation()
+    bad = one["observation"].copy()
+    bad[SLICES["phase"]] = 0
+    agent = load_agent(name, seed=1)
+    before = state(agent)
+    with pytest.raises(ValueError, match="row 0 is no Spoil Five observation: the phase block is not one-hot"):
+        agent.act_batch(bad[None], one["action_mask"][None])
+    assert state(agent) == before
+
+
 @pytest.mark.parametrize("name", ["pimc:samples=2", "ppo"])
 def test_every_value_far_out_of_range_is_called_so(name):
     """What used to say "partnerships=True is not allowed" (pimc) or "its weights are broken" (ppo)."""

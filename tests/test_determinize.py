@@ -353,6 +353,8 @@ def _corrupt(name):
         obs[SLICES["tricks_won"]] = 1
     elif name == "no turn-up":
         obs[SLICES["turnup"]] = 0
+    elif name == "no phase":
+        obs[SLICES["phase"]] = 0
     elif name == "a later trick than the cards played":
         obs[SLICES["trick_number"]] = 0
         obs[at["trick_number"] + 3] = 1
@@ -377,6 +379,7 @@ def test_the_engine_s_extreme_chips_and_pool_read_back_as_its_counts():
     ("a trump of another suit", "the trump is not the turn-up's suit"),
     ("more tricks won than played", "the tricks won are not the tricks completed"),
     ("no turn-up", "the turnup block is not one-hot"),
+    ("no phase", "the phase block is not one-hot"),  # was searched as robbing: "illegal action" deep inside
     ("a later trick than the cards played", "the cards played are not the completed tricks"),
 ])
 def test_an_observation_no_game_can_show_is_refused_before_any_sample(name, message):

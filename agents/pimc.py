@@ -39,6 +39,7 @@ import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS, action_str
 from spoilfive_env.cards import EFFECTIVE_SUIT, HAND_SIZE, TRUMP
+from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.determinize import games_from_information, read_information, sample_hidden
 from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules, is_integer
@@ -331,7 +332,7 @@ class OracleAgent(_SearchAgent):
 
     def act_batch_state(self, core, games, observations, masks):
         observations, masks = checked_batch(observations, masks)
-        games = np.asarray(games, dtype=np.int64)
+        games = self._checked_games(core, games, observations, masks)
         actions = self._fallback(observations, masks)
         rows = self._search_rows(observations, masks)
         if self.knows != "hands":
@@ -350,6 +351,37 @@ class OracleAgent(_SearchAgent):
             game, action, values = action_values(truth, masks[chunk][repeat], seats, self._policy, self.rng)
             actions[chunk] = self._choose(repeat, game, action, values, actions[chunk], D)
         return actions
+
+    @staticmethod
+    def _checked_games(core, games, observations, masks) -> np.ndarray:
+        """``games`` as int64, or a ``ValueError`` (before any draw): ``core`` a core, ``games`` one game of
+        it per observation row, each observation showing the hand and phase of that game's player to act,
+        each mask within his legal actions. (The whole observation is not compared: observing the core
+        would cost a whole batch's observations at every call, the tournament's blocks calling it apart.)"""
+        if not isinstance(core, SpoilFiveCore):
+            raise ValueError(f"act_batch_state needs the engine's state as a spoilfive_env.SpoilFiveCore, "
+                             f"got {type(core).__name__}")
+        given = np.asarray(games)
+        if given.shape != (len(observations),) or (given.dtype.kind not in "iu" and given.size):
+            raise ValueError(f"act_batch_state needs games as integer game indices of the core, one per "
+                             f"observation row (shape ({len(observations)},)), got {given.dtype} of shape "
+                             f"{given.shape}")
+        games = given.astype(np.int64)
+        if games.size and (games.min() < 0 or games.max() >= core.batch_size):
+            outside = games[(games < 0) | (games >= core.batch_size)]
+            raise ValueError(f"act_batch_state needs games 0 to {core.batch_size - 1} (the core's games), "
+                             f"got {int(outside[0])}")
+        rows = np.arange(len(games))
+        held = core.holder[games] == core.current[games][:, None]
+        phase = observations[:, SLICES["phase"]].argmax(axis=1)
+        other = ((observations[:, SLICES["hand"]] > 0.5) != held).any(axis=1) | (phase != core.phase[games])
+        if other.any():
+            row = int(np.flatnonzero(other)[0])
+            raise ValueError(f"act_batch_state got games that do not match its observations: row {row} does not "
+                             f"show the hand and phase of game {int(games[row])}'s player to act (seat "
+                             f"{int(core.current[games[row]])})")
+        _refuse_forbidden(rows, masks, core.legal_mask()[games], "act_batch_state")
+        return games
 
     def _counts(self, relative_holders, suits, num_players):
         """``(B, features)``: the known count(s) in each relative seat's hand."""

@@ -211,6 +211,42 @@ def test_an_observation_without_a_phase_is_refused_before_any_draw(name):
     assert state(agent) == before
 
 
+def oracle_table():
+    core = SpoilFiveCore(5, rules=Rules(num_players=3), seed=2)
+    core.step(core.legal_mask().argmax(axis=1))
+    return core, core.observe(), core.legal_mask()
+
+
+@pytest.mark.parametrize("knows", ["hands", "trumps"])
+@pytest.mark.parametrize("core, games, says", [
+    (None, np.arange(5), "needs the engine's state as a spoilfive_env.SpoilFiveCore, got NoneType"),  # AttributeError
+    ("core", np.arange(3), r"one per observation row \(shape \(5,\)\), got int64 of shape \(3,\)"),  # IndexError
+    ("core", np.arange(5) + 0.5, "got float64 of shape"),  # truncated
+    ("core", np.arange(5)[None], r"got int64 of shape \(1, 5\)"),
+    ("core", np.arange(5) + 3, "needs games 0 to 4 \\(the core's games\\), got 5"),  # IndexError with trumps
+    ("core", np.array([1, 0, 2, 3, 4]), "games that do not match its observations: row 0 does not show the hand "
+                                        "and phase of game 1's player to act"),  # another game's hidden state
+], ids=["no core", "short", "float", "2-D", "out of range", "other games"])
+def test_the_oracle_checks_the_core_and_games_it_is_given(knows, core, games, says):
+    table, observations, masks = oracle_table()
+    oracle = load_agent(f"oracle:knows={knows}:samples=2", seed=0)
+    before = state(oracle)
+    with pytest.raises(ValueError, match="^act_batch_state .*" + says):
+        oracle.act_batch_state(table if core == "core" else core, games, observations, masks)
+    assert state(oracle) == before
+    assert masks[np.arange(5), oracle.act_batch_state(table, np.arange(5), observations, masks)].all()
+
+
+def test_the_oracle_refuses_a_mask_the_rules_forbid():
+    table, observations, masks = oracle_table()
+    widened = masks.copy()
+    widened[:, :52] = observations[:, SLICES["hand"]] > 0.5
+    row = int(np.flatnonzero((widened != masks).any(axis=1))[0])
+    with pytest.raises(ValueError, match=f"^act_batch_state got a mask that does not fit its observation: row {row} "
+                                         "allows .*which the rules forbid there"):
+        load_agent("oracle").act_batch_state(table, np.arange(5), observations, widened)
+
+
 @pytest.mark.parametrize("name", ["pimc:samples=2", "ppo"])
 def test_every_value_far_out_of_range_is_called_so(name):
     """What used to say "partnerships=True is not allowed" (pimc) or "its weights are broken" (ppo)."""

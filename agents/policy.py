@@ -680,6 +680,9 @@ class PolicyAgent(Agent):
 
     def __init__(self, net: PolicyNet, seed: int | None = None, *, greedy: bool = True,
                  name: str | None = None, device: str | torch.device = "cpu", threads: int | None = 1):
+        if not isinstance(net, PolicyNet):  # anything else fails only at its first move, or has no .to()
+            raise ValueError(f"PolicyAgent needs the policy network as an agents.policy.PolicyNet (load_policy_agent "
+                             f"reads one from a checkpoint), got {type(net).__name__}")
         greedy, device = checked_greedy(greedy), checked_device(device)
         name, threads = checked_name(name, self.name), checked_threads(threads)
         super().__init__(seed)

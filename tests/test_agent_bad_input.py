@@ -389,6 +389,17 @@ def test_a_policy_agent_refuses_a_name_or_threads_it_could_not_use_when_made(opt
     assert PolicyAgent(PolicyNet(hidden=(8,)), threads=None).threads is None
 
 
+@pytest.mark.parametrize("net", [None, "linear"])
+def test_a_policy_agent_refuses_a_network_that_is_not_a_policy_net(net):
+    """None was an AttributeError; another torch module was taken and failed at its first move."""
+    torch = pytest.importorskip("torch")
+    from agents.policy import PolicyAgent
+
+    with pytest.raises(ValueError, match="PolicyAgent needs the policy network as an agents.policy.PolicyNet "
+                                         rf".*got {'NoneType' if net is None else 'Linear'}$"):
+        PolicyAgent(None if net is None else torch.nn.Linear(3, 3))
+
+
 def test_a_cuda_device_on_a_machine_without_one_is_named_and_cpu_0_is_the_cpu():
     torch = pytest.importorskip("torch")
     from agents.policy import load_policy_agent

@@ -77,7 +77,7 @@ from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import BEST, load_agent
 from .base import Agent, checked_actions, distinct_entries, stream_seed
-from .sharding import BLOCK_DEALS, block_seed, check_shards, connect, plays_on_ray, run_on_ray
+from .sharding import BLOCK_DEALS, block_seed, check_shards, connect_for_command, plays_on_ray, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
 Z95 = 1.959963984540054
@@ -777,12 +777,7 @@ def main(argv=None) -> int:
         args.paired_with = args.paired_with.strip()
         refuse_bad_agents(parser, "--paired-with", [args.paired_with])
     if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
-        try:
-            connect(args.ray)
-        except ValueError as error:
-            parser.error(str(error))
-        except KeyboardInterrupt:  # starting a local cluster takes seconds
-            exit_interrupted("Ctrl-C: stopped while joining the Ray cluster, nothing was run")
+        connect_for_command(parser, args.ray)
     try:  # every value is checked above, the memory too: evaluate() would check them again
         report = _evaluate(specs, args.players, args.deals, args.seed, rules, args.batch_size, args.ray,
                            args.shards, args.paired_with, not args.quiet)

@@ -58,7 +58,7 @@ from spoilfive_env.rules import is_integer
 
 from . import BEST, load_agent
 from .evaluate import MAX_DEALS, Z95, check_ray, deal_count, evaluate, refuse_bad_agents
-from .sharding import connect, plays_on_ray
+from .sharding import connect_for_command, plays_on_ray
 
 RATING_PRIOR = 1e-3
 """choix's regularisation (a weak Gaussian prior on the ratings): keeps the fit finite when an
@@ -351,12 +351,7 @@ def main(argv=None) -> int:
     if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
         refuse_bad_plot_path(parser, args.plot)
     if args.ray is not None:  # join the cluster now, as agents.evaluate: an unreachable address fails before any play
-        try:
-            connect(args.ray)
-        except ValueError as error:
-            parser.error(str(error))
-        except KeyboardInterrupt:  # starting a local cluster takes seconds
-            exit_interrupted("Ctrl-C: stopped while joining the Ray cluster, nothing was run")
+        connect_for_command(parser, args.ray)
     progress = None if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     try:
         board = leaderboard(specs, args.players, args.deals, args.seed, ray=args.ray, progress=progress)

@@ -37,7 +37,7 @@ import socket
 import numpy as np
 from tqdm.auto import tqdm
 
-from spoilfive_env.cli import install_hint
+from spoilfive_env.cli import exit_interrupted, install_hint
 from spoilfive_env.rules import is_integer
 
 BLOCK_DEALS = 256
@@ -134,6 +134,18 @@ def connect(address: str | bool | None = LOCAL):
         raise ValueError(f"--ray {address}: cannot join a Ray cluster ({str(error).splitlines()[0]}); "
                          "start one with `ray start --head`, or give no address for a local cluster") from None
     return ray
+
+
+
+def connect_for_command(parser, address) -> None:
+    """A command's ``--ray ADDRESS`` joined before any play: an address nobody answers at ends the command in
+    one line through ``parser`` (exit 2), a Ctrl-C while a local cluster starts in one line and exit 130."""
+    try:
+        connect(address)
+    except ValueError as error:
+        parser.error(str(error))
+    except KeyboardInterrupt:  # starting a local cluster takes seconds
+        exit_interrupted("Ctrl-C: stopped while joining the Ray cluster, nothing was run")
 
 
 def cluster_cpus(ray) -> int:

@@ -310,6 +310,7 @@ def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
     same figures as one process: tests/test_ray.py); without it no tournament is told of Ray."""
     import agents.evaluate
     import agents.leaderboard as board_module
+    import agents.sharding
 
     seen = []
 
@@ -318,7 +319,7 @@ def test_ray_goes_to_the_tournaments_ray_path(monkeypatch, capsys):
         return agents.evaluate.evaluate(*args)
 
     monkeypatch.setattr(board_module, "evaluate", recording)
-    monkeypatch.setattr(board_module, "connect", lambda address: seen.append(("joined", address)))
+    monkeypatch.setattr(agents.sharding, "connect", lambda address: seen.append(("joined", address)))
     assert main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--ray", "auto"]) == 0
     assert seen == [("joined", "auto"), "auto", "auto"]  # joined before any play, as agents.evaluate does
     seen.clear()

@@ -410,3 +410,12 @@ def refused_in_process(main, argv, capsys, *words) -> None:
     captured = capsys.readouterr()
     assert captured.out == "", argv  # nothing was played or measured
     assert_one_line_refusal(captured.err, stopped.value.code, *words)
+
+
+def with_entry(value):
+    """A change of a cached array (a test's damaged file): its entry [1, 0] set to ``value``, on a copy."""
+    def change(array):
+        array = array.copy()
+        array[1, 0] = value
+        return array
+    return change

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import INTERRUPTED, exit_status
+from conftest import INTERRUPTED, exit_status, with_entry
 
 torch = pytest.importorskip("torch")
 
@@ -246,14 +246,6 @@ def misfit(key, change):
         data[key] = change(data[key])
         return data
     return make
-
-
-def with_entry(value):
-    def change(array):
-        array = array.copy()
-        array[1, 0] = value
-        return array
-    return change
 
 
 @pytest.mark.parametrize("make, says", [

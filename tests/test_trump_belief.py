@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import refused_in_process
+from conftest import refused_in_process, with_entry
 
 torch = pytest.importorskip("torch")
 
@@ -281,14 +281,6 @@ def changed(index, change):
         arrays[index] = change(arrays[index])
         return arrays
     return make
-
-
-def with_entry(value):
-    def change(array):
-        array = array.copy()
-        array[1, 0] = value
-        return array
-    return change
 
 
 @pytest.mark.parametrize("make, says", [

@@ -35,6 +35,8 @@ partnerships when the observation marks teammates).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from spoilfive_env.actions import NUM_ACTIONS, action_str
@@ -61,13 +63,22 @@ MAX_SAMPLES = 16384
 out as one core batch (16,384 x 6 actions is about a hundred thousand games, half a gigabyte)."""
 
 
+def _random_moves(core, masks, rng):
+    return sample_legal(masks, rng)
+
+
+def _rule_moves(core, masks, rng, spoil: bool):
+    return core_rule_actions(core, masks, spoil)
+
+
 def _rollout_policy(name: str):
+    """The rollouts' moves ``policy(core, masks, rng)``: module functions, not lambdas, so that an agent
+    pickles with the standard ``pickle`` (an env that holds it as an opponent too)."""
     if name not in ROLLOUTS:
         raise ValueError(f"rollout={name!r} is not allowed: choose one of {', '.join(ROLLOUTS)}")
     if name == "random":
-        return lambda core, masks, rng: sample_legal(masks, rng)
-    spoil = name == "spoiler"
-    return lambda core, masks, rng: core_rule_actions(core, masks, spoil)
+        return _random_moves
+    return functools.partial(_rule_moves, spoil=name == "spoiler")
 
 
 def play_out(core, first_actions: np.ndarray, seats: np.ndarray, policy, rng) -> np.ndarray:

@@ -72,6 +72,12 @@ from spoilfive_env.registration import GYMNASIUM_ID
 from .vector import LearnerBatch, check_env_keywords, checked_reset, own_keywords, single_observation_space
 
 
+class RenderModeError(ValueError, TypeError):
+    """A render mode the env does not draw. A ``ValueError``, as every refusal of a bad argument here, and a
+    ``TypeError`` too: SB3's ``make_vec_env`` asks for ``render_mode="rgb_array"`` and, on a ``TypeError``,
+    makes the env again without it, so ``make_vec_env("spoilfive/SpoilFive-v0", ...)`` works as it is."""
+
+
 class SpoilFiveGymEnv(gymnasium.Env):
     """One learning seat of a Spoil Five table against opponents (see the module docstring).
 
@@ -104,7 +110,7 @@ class SpoilFiveGymEnv(gymnasium.Env):
                              f"make_vec({GYMNASIUM_ID!r}, num_envs=B, vectorization_mode='vector_entry_point')")
         modes = self.metadata["render_modes"]
         if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
-            raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
+            raise RenderModeError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
         check_env_keywords(rules, type(self).__name__, own_keywords(type(self)),
                            {"seed": "the seed goes to reset(seed=...)"})
         self.batch = LearnerBatch(1, num_players=num_players, opponents=opponents, seat=seat,

@@ -384,3 +384,36 @@ def test_a_folder_named_like_a_checkpoint_is_called_a_folder(tmp_path):
         load_agent(str(tmp_path / "run.pt"))
     with pytest.raises(ValueError, match="does not exist"):
         load_agent(str(tmp_path / "missing.pt"))
+
+
+@pytest.mark.parametrize("spec", ["pimc:samples=4", "pimc:samples=4:rollout=random", "oracle:samples=4"])
+def test_the_searches_pickle_and_the_copy_plays_on_as_the_original(spec):
+    """Their rollout policy was a lambda: the standard pickle refused them, and so an env holding one as an
+    opponent (SB3's SubprocVecEnv and Gymnasium's AsyncVectorEnv use cloudpickle, which took them)."""
+    import pickle
+
+    rules = Rules(num_players=3)
+    core = SpoilFiveCore(6, rules=rules, seed=4)
+    agent = load_agent(spec, seed=9)
+    agent.bind(rules)
+    copy = pickle.loads(pickle.dumps(agent))
+    masks, observations = core.legal_mask(), core.observe()
+    if spec.startswith("oracle"):
+        games = np.arange(core.batch_size)
+        assert np.array_equal(copy.act_batch_state(core, games, observations, masks),
+                              agent.act_batch_state(core, games, observations, masks))
+    else:
+        assert np.array_equal(copy.act_batch(observations, masks), agent.act_batch(observations, masks))
+
+
+def test_a_gymnasium_env_with_a_search_opponent_pickles():
+    import pickle
+
+    import gymnasium
+
+    game = gymnasium.make("spoilfive/SpoilFive-v0", num_players=3, opponents="pimc:samples=4")
+    game.reset(seed=0)
+    copy = pickle.loads(pickle.dumps(game))
+    action = int(np.flatnonzero(game.unwrapped.action_masks())[0])
+    first, second = game.step(action), copy.step(action)
+    assert np.array_equal(first[0], second[0]) and first[1:4] == second[1:4]

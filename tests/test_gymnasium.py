@@ -513,6 +513,13 @@ BAD_ARGUMENTS = [
 ]
 
 
+def test_a_render_mode_it_does_not_draw_is_a_value_error_and_a_type_error():
+    """A TypeError too, so that SB3's make_vec_env retries without the rgb_array it asks for."""
+    with pytest.raises(ValueError, match="render_mode='rgb_array' is not allowed") as refused:
+        SpoilFiveGymEnv(render_mode="rgb_array")
+    assert isinstance(refused.value, TypeError)
+
+
 @pytest.mark.parametrize("kwargs, message", BAD_ARGUMENTS)
 def test_bad_arguments_raise_at_construction(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -63,6 +63,19 @@ def test_maskable_ppo_runs_on_the_registered_single_seat_env_with_no_wrapper():
     assert masks[0, action[0]]
 
 
+def test_sb3_make_vec_env_makes_the_registered_id_as_it_is():
+    """SB3 asks for render_mode="rgb_array" and retries without it only on a TypeError: the refusal was a
+    ValueError alone, so make_vec_env("spoilfive/SpoilFive-v0") failed (and SubprocVecEnv's worker died)."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    vec_env = make_vec_env("spoilfive/SpoilFive-v0", n_envs=2, seed=0, env_kwargs={"opponents": "random"})
+    observations = vec_env.reset()
+    assert observations.shape[0] == 2 and vec_env.get_attr("render_mode") == [None, None]
+    masks = np.stack(vec_env.env_method("action_masks"))
+    vec_env.step(masks.argmax(axis=1))
+    vec_env.close()
+
+
 def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
     from sb3_contrib.common.maskable.utils import get_action_masks
 

@@ -63,6 +63,7 @@ def test_maskable_ppo_runs_on_the_registered_single_seat_env_with_no_wrapper():
     assert masks[0, action[0]]
 
 
+@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array':UserWarning")  # Gymnasium's, before SB3's retry
 def test_sb3_make_vec_env_makes_the_registered_id_as_it_is():
     """SB3 asks for render_mode="rgb_array" and retries without it only on a TypeError: the refusal was a
     ValueError alone, so make_vec_env("spoilfive/SpoilFive-v0") failed (and SubprocVecEnv's worker died)."""

@@ -86,8 +86,7 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
         resolve_checkpoint,
         save_checkpoint,
     )
-    from spoilfive_env.actions import NUM_ACTIONS
-    from spoilfive_env.cards import MAX_DECISIONS_PER_HAND, MAX_PLAYERS, MIN_PLAYERS
+    from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
     from spoilfive_env.cli import (
         MAX_COEF,
         MAX_LEARNING_RATE,
@@ -99,8 +98,16 @@ try:  # torch takes seconds to load: Ctrl-C then is one line and exit 130, as la
         unwritable,
     )
     from spoilfive_env.core import physical_memory
-    from spoilfive_env.observation import OBS_DIM, observation_backend
-    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, cpu_bf16, games_per_size, policy_net
+    from spoilfive_env.observation import observation_backend
+    from spoilfive_integrations.selfplay import (
+        PRECISIONS,
+        TABLE_KINDS,
+        SelfPlayRollout,
+        cpu_bf16,
+        games_per_size,
+        policy_net,
+    )
+    from spoilfive_integrations.selfplay import rollout_bytes as selfplay_rollout_bytes
 except KeyboardInterrupt:
     print("train.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
     raise SystemExit(130) from None
@@ -235,7 +242,7 @@ RESUME_LOCATORS = ("run_name", "runs_dir", "exp_name", "seed")  # name the run t
 PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's (a resumed run may change it)
 
 
-CHOICES = {"precision": ("auto", "bf16", "fp32"), "critic": CRITICS, "encoding": ENCODINGS,
+CHOICES = {"precision": PRECISIONS, "critic": CRITICS, "encoding": ENCODINGS,
            "snapshot_sampling": ("uniform", "pfsp")}
 MAX_SEED = 2**32 - 1  # the seed times 1_000_003 plus the iteration must fit torch's 64-bit generator seed
 MAX_HIDDEN = 8192  # widest hidden layer accepted (a 8192 x 8192 layer is already 256 MB of fp32 weights)
@@ -322,12 +329,9 @@ def check_device(name: str) -> torch.device:
 
 
 def rollout_bytes(args: Args) -> int:
-    """An upper bound on one rollout's memory: every seat of every game deciding as often as a
-    hand allows, each row's float32 observation held twice (the batch and its torch copy). In whole numbers:
-    any --num-games or --hands-per-game is answered, none overflows a float."""
-    sizes = range(args.min_players, args.max_players + 1)
-    row_bytes = 2 * 4 * OBS_DIM + NUM_ACTIONS
-    return args.num_games * sum(sizes) * args.hands_per_game * MAX_DECISIONS_PER_HAND * row_bytes // len(sizes)
+    """An upper bound on one rollout's memory (:func:`spoilfive_integrations.selfplay.rollout_bytes`, which a
+    rollout worker checks too)."""
+    return selfplay_rollout_bytes(args.num_games, range(args.min_players, args.max_players + 1), args.hands_per_game)
 
 
 def network_arguments(net) -> dict:

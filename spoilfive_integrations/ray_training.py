@@ -38,7 +38,15 @@ import torch
 from agents.sharding import LOCAL, cluster_cpus, connect
 from spoilfive_env.rules import is_integer
 
-from .selfplay import RolloutBatch, SelfPlayRollout, check_rollout, cpu_bf16, games_per_size, merge_batches
+from .selfplay import (
+    PRECISIONS,
+    RolloutBatch,
+    SelfPlayRollout,
+    check_rollout,
+    cpu_bf16,
+    games_per_size,
+    merge_batches,
+)
 
 MAX_RESTARTS = 4
 """How many times Ray restarts a dead rollout worker over a run."""
@@ -46,8 +54,6 @@ POLL_S = 0.25
 """How often the driver, waiting for rollouts, looks at whether Ctrl-C asked it to stop."""
 READY_TIMEOUT_S = 300.0
 """How long the workers may take to start (their CPUs may be held by another job on the cluster)."""
-PRECISIONS = ("auto", "bf16", "fp32")
-"""The ``precision`` settings a worker takes (``train.py --precision``)."""
 SESSION_ADDRESSES = (LOCAL, "local", "auto")
 """Addresses that take the Ray session this process already runs as it is (no HOST:PORT to compare)."""
 

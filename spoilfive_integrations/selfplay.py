@@ -250,9 +250,8 @@ def check_rollout(settings, league_weights, worker=0, workers=1) -> None:
         raise ValueError(f"worker {worker} of workers={workers} would hold no games: settings['num_games']="
                          f"{settings['num_games']} gives {per_size} game(s) per table size, at least one per worker; "
                          f"give workers 1 to {per_size}, or more games")
-    rows = sum(worker_games(settings["num_games"], sizes, worker, workers) * n for n in sizes) \
-        * settings["hands_per_game"] * MAX_DECISIONS_PER_HAND
-    needed, memory = rows * (4 * OBS_DIM + NUM_ACTIONS + NUM_CARDS + 12), physical_memory()
+    games = worker_games(settings["num_games"], sizes, worker, workers) * len(sizes)
+    needed, memory = rollout_bytes(games, sizes, settings["hands_per_game"]), physical_memory()
     if memory and needed > memory:
         raise ValueError(f"settings['num_games']={settings['num_games']} with settings['hands_per_game']="
                          f"{settings['hands_per_game']} needs about {(needed + 2**29) // 2**30:,} GiB for the "
@@ -270,6 +269,18 @@ def check_rollout(settings, league_weights, worker=0, workers=1) -> None:
     elif weights[OPPONENT] > 0:
         raise ValueError("the league draws opponent tables but no opponent is named: give settings['opponent'] "
                          "(train.py --opponent SPEC)")
+
+
+def rollout_bytes(num_games: int, sizes, hands_per_game: int) -> int:
+    """An upper bound on the memory of one rollout of ``num_games`` games spread evenly over the table ``sizes``:
+    every seat deciding as often as a hand allows, each row's float32 observation held twice (the batch and its
+    torch copy). In whole numbers: any count is answered, none overflows a float."""
+    row_bytes = 2 * 4 * OBS_DIM + NUM_ACTIONS
+    return num_games * sum(sizes) * hands_per_game * MAX_DECISIONS_PER_HAND * row_bytes // len(sizes)
+
+
+PRECISIONS = ("auto", "bf16", "fp32")
+"""``train.py --precision``: the CPU's choice, or bf16 or fp32 arithmetic for the networks."""
 
 
 def cpu_bf16(precision: str) -> bool:

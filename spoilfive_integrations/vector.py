@@ -19,9 +19,16 @@ infos                    ``"action_mask"`` ``(B, 107)`` int8, ``"seat"`` ``(B,)`
                          ``"_action_mask"``/``"_seat"`` presence arrays of Gymnasium's vector infos),
                          ``"penalty"`` ``(B,)`` bool under ``illegal_action="penalty"``
 ``action_masks()``       ``(B, 107)`` bool (sb3-contrib's convention)
-autoreset                ``AutoresetMode.NEXT_STEP``: a game whose episode ended is restarted by
-                         the next ``step``, which ignores its action and returns reward 0,
-                         terminated False and the first observation of the new episode
+autoreset                ``autoreset_mode``, Gymnasium's three (default ``AutoresetMode.NEXT_STEP``):
+                         ``NEXT_STEP``: a game whose episode ended is restarted by the next
+                         ``step``, which ignores its action and returns reward 0, terminated
+                         False and the first observation of the new episode;
+                         ``SAME_STEP``: the step that ends it restarts it and returns the new
+                         episode's first observation, the final one in ``infos["final_obs"]``
+                         (and ``infos["final_info"]``);
+                         ``DISABLED``: it waits for ``reset(options={"reset_mask": mask})``, and
+                         a ``step`` before that is refused. ``reset_mask`` restarts only the
+                         games it marks, in every mode
 truncation               never: a hand ends within five tricks, a game within ``max_hands``
 opponent error           an opponent's ``act_batch`` that raises (or breaks its contract) stops the
                          step half-way: its error propagates, and every later ``step`` raises
@@ -298,6 +305,35 @@ def checked_reset(seed, options, env_name: str) -> int | None:
     return seed
 
 
+def checked_autoreset_mode(autoreset_mode) -> AutoresetMode:
+    """``autoreset_mode`` as an ``AutoresetMode``: the enum itself, or its value or name as text."""
+    if isinstance(autoreset_mode, AutoresetMode):
+        return autoreset_mode
+    if isinstance(autoreset_mode, str):
+        for mode in AutoresetMode:
+            if autoreset_mode in (mode.value, mode.name):
+                return mode
+    choices = ", ".join(f"AutoresetMode.{mode.name} ({mode.value!r})" for mode in AutoresetMode)
+    raise ValueError(f"autoreset_mode={autoreset_mode!r} is not allowed: choose {choices}")
+
+
+def checked_reset_mask(options, num_envs: int) -> tuple[np.ndarray | None, dict | None]:
+    """Split a vector reset's ``options`` into its ``reset_mask`` (bool ``(num_envs,)`` with a game
+    marked, or None) and the other options, without changing the caller's dict."""
+    if not isinstance(options, Mapping) or "reset_mask" not in options:
+        return None, options
+    rest = {key: value for key, value in options.items() if key != "reset_mask"}
+    given = options["reset_mask"]
+    mask = np.asarray(given) if isinstance(given, (list, tuple, np.ndarray)) else None
+    if mask is None or mask.dtype != np.bool_ or mask.shape != (num_envs,):
+        raise ValueError(f"options['reset_mask']={given!r} is not allowed: give a bool array of shape ({num_envs},), "
+                         "True for each game to restart")
+    if not mask.any():
+        raise ValueError("options['reset_mask'] marks no game: mark at least one game to restart, or leave "
+                         "reset_mask out to restart them all")
+    return mask.copy(), rest
+
+
 class SpoilFiveVectorEnv(VectorEnv):
     """``num_envs`` Spoil Five games in one core batch, one learning seat each (see the module docstring).
 
@@ -312,17 +348,23 @@ class SpoilFiveVectorEnv(VectorEnv):
             (that game's episode terminates with the penalty reward, see
             :func:`forfeit_rewards`).
         render_mode: None or ``"ansi"`` (``render()`` returns one text table per game).
+        autoreset_mode: what becomes of a game whose episode ended, Gymnasium's
+            ``AutoresetMode`` or its value as text: ``NEXT_STEP`` (default), ``SAME_STEP`` or
+            ``DISABLED`` (see the module docstring).
         mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
     """
 
     metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
-                 illegal_action: str = "raise", render_mode: str | None = None, mode: str = "hand",
+                 illegal_action: str = "raise", render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, mode: str = "hand",
                  reward: str = "equity", **rules):
         modes = self.metadata["render_modes"]
         if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None or 'ansi'")
+        self.autoreset_mode = checked_autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}  # Gymnasium reads it here
         check_env_keywords(rules, type(self).__name__, own_keywords(type(self)),
                            {"seed": "the seed goes to reset(seed=...)"})
         self.batch = LearnerBatch(num_envs, num_players=num_players, opponents=opponents, seat=seat,
@@ -348,18 +390,29 @@ class SpoilFiveVectorEnv(VectorEnv):
         return self.batch.seat.astype(np.int64)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start a new episode in every game. ``seed`` (an int) reproduces the deals, seats and opponents."""
+        """Start a new episode in every game, or only in those ``options["reset_mask"]`` marks (a bool
+        array ``(num_envs,)``, as Gymnasium's vector envs take it). ``seed`` (an int) reseeds the deals,
+        seats and opponents; with every game restarted it reproduces them."""
+        reset_mask, options = checked_reset_mask(options, self.num_envs)
         if isinstance(seed, (list, tuple, np.ndarray)):  # Gymnasium's SyncVectorEnv takes one seed per game
             raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}: a list of seeds, one "
                              f"per game, is not taken, since the {self.num_envs} games step in one core batch from "
                              "one generator; one int seeds them all and reproduces every game's deals, seats and "
                              "opponents")
         seed = checked_reset(seed, options, type(self).__name__)
+        if reset_mask is not None:
+            if not self._started:
+                raise ValueError("options['reset_mask'] before the first reset(): call reset() without it to "
+                                 "deal every game's first hand")
+            if self.batch.failure is not None:
+                raise ValueError(f"the last step failed in the move of {self.batch.failure}, leaving every game "
+                                 "half-stepped: call reset() without a reset_mask to restart them all")
         if seed is not None:
             self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed
         super().reset(seed=seed)
-        self.batch.start(np.ones(self.num_envs, bool), self.np_random)
-        self._autoreset[:] = False
+        restarting = np.ones(self.num_envs, bool) if reset_mask is None else reset_mask
+        self.batch.start(restarting, self.np_random)
+        self._autoreset[restarting] = False
         self._started = True
         return self._observe(np.zeros(self.num_envs, bool))
 
@@ -370,7 +423,11 @@ class SpoilFiveVectorEnv(VectorEnv):
         batch = self.batch
         batch.check_playable()
         actions = batch.check_actions(actions)
-        resetting = self._autoreset.copy()
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._autoreset.any():
+            games = ", ".join(map(str, np.flatnonzero(self._autoreset)))
+            raise ValueError(f"game(s) {games} ended and autoreset_mode is DISABLED: restart them with "
+                             "reset(options={'reset_mask': mask}) before the next step")
+        resetting = self._autoreset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         illegal = batch.illegal(actions, ~resetting)
         acting = ~resetting & ~illegal
         rewards, terminated = batch.learner_step(actions, acting, illegal)
@@ -380,7 +437,14 @@ class SpoilFiveVectorEnv(VectorEnv):
         terminated |= acting & batch.over
         rewards[resetting] = 0.0
         self._autoreset = terminated.copy()
+        final = None
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
+            final = self._observe(illegal)
+            batch.start(terminated, self.np_random)  # the new episodes' opponents move up to the learner
+            self._autoreset[:] = False
         observations, infos = self._observe(illegal)
+        if final is not None:
+            add_final(infos, final, terminated)
         return observations, rewards, terminated, np.zeros(self.num_envs, bool), infos
 
     def _observe(self, penalized: np.ndarray):
@@ -394,7 +458,7 @@ class SpoilFiveVectorEnv(VectorEnv):
         return self.batch.observe(), infos
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions ``(B, 107)`` bool; all True in a game waiting for its autoreset."""
+        """The learners' legal actions ``(B, 107)`` bool; all True in a game waiting for its restart."""
         return self._masks.astype(bool)
 
     def render(self):
@@ -404,3 +468,20 @@ class SpoilFiveVectorEnv(VectorEnv):
             raise ValueError("render() before reset(): call reset() to deal the first hand")
         core = self.batch.core
         return tuple(render_table(core, viewer=int(self.batch.seat[g]), game=g) for g in range(self.num_envs))
+
+
+def add_final(infos: dict, final: tuple[np.ndarray, dict], ended: np.ndarray) -> None:
+    """Add a same-step autoreset's ``final_obs`` and ``final_info`` for the ``ended`` games to ``infos``,
+    in the layout Gymnasium's ``SyncVectorEnv`` gives them: ``final_obs`` an object array holding each
+    ended game's last observation (None elsewhere), ``final_info`` a dict of arrays with presence masks."""
+    observations, final_infos = final
+    final_obs = np.full(len(ended), None, dtype=object)
+    for game in np.flatnonzero(ended):
+        final_obs[game] = observations[game]
+    final_info = {}
+    for key, value in final_infos.items():
+        if not key.startswith("_"):
+            final_info[key] = np.where(ended.reshape(-1, *[1] * (value.ndim - 1)), value, np.zeros_like(value))
+            final_info[f"_{key}"] = ended.copy()
+    infos.update({"final_obs": final_obs, "_final_obs": ended.copy(),
+                  "final_info": final_info, "_final_info": ended.copy()})

@@ -473,6 +473,157 @@ def test_vector_render_and_check_options():
         SpoilFiveVectorEnv(2, opponents="random", render_mode="ansi").render()
 
 
+def first_legal(masks: np.ndarray) -> np.ndarray:
+    return np.argmax(masks, axis=1)
+
+
+def per_game_sequences(envs, steps: int, seed: int) -> list[list]:
+    """Each game's (observation, reward, terminated) in order, a next-step autoreset's restart step left out
+    and its new first observation joined to the final step as ``(final, reward, True, first)``."""
+    observations, infos = envs.reset(seed=seed)
+    mode = envs.unwrapped.autoreset_mode
+    sequences = [[("start", observations[g].copy())] for g in range(envs.num_envs)]
+    waiting = np.zeros(envs.num_envs, bool)
+    for _ in range(steps):
+        observations, rewards, terminated, _, infos = envs.step(first_legal(infos["action_mask"]))
+        for g in range(envs.num_envs):
+            if waiting[g]:
+                sequences[g][-1] += (observations[g].copy(),)
+            elif terminated[g] and mode == gymnasium.vector.AutoresetMode.SAME_STEP:
+                sequences[g].append((infos["final_obs"][g], rewards[g], True, observations[g].copy()))
+            else:
+                sequences[g].append((observations[g].copy(), rewards[g], bool(terminated[g])))
+        waiting = terminated & (mode == gymnasium.vector.AutoresetMode.NEXT_STEP)
+    return sequences
+
+
+def test_same_step_autoreset_plays_the_next_step_game_without_its_restart_steps():
+    """One game: its deals, seats and opponents' draws come in the same order either way, so the
+    same-step env plays the very hands of the next-step one, less the restart steps."""
+    def make(mode):
+        return gymnasium.make_vec(GYMNASIUM_ID, num_envs=1, vectorization_mode="vector_entry_point",
+                                  num_players=3, opponents="random", autoreset_mode=mode)
+    same = make("SameStep")
+    assert same.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    assert type(same.unwrapped).metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.NEXT_STEP
+    [next_step] = per_game_sequences(make(gymnasium.vector.AutoresetMode.NEXT_STEP), 150, seed=4)
+    [same_step] = per_game_sequences(same, 150, seed=4)
+    assert sum(len(entry) == 4 for entry in same_step) >= 15, "hands ended and restarted"
+    for a, b in zip(next_step, same_step):  # the shorter: the next-step env spent steps restarting
+        assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_same_step_autoreset_ends_many_games_as_next_step_does():
+    """Many games: each game's first hand, final observation and reward are those of the next-step env."""
+    def first_hands(mode):
+        envs = SpoilFiveVectorEnv(12, num_players=3, opponents=["spoiler", "greedy"], autoreset_mode=mode)
+        return [game[:next(i for i, entry in enumerate(game) if len(entry) > 2 and entry[2]) + 1]
+                for game in per_game_sequences(envs, 30, seed=6)]
+    for a, b in zip(first_hands("NextStep"), first_hands("SameStep")):
+        assert len(a) == len(b) > 2 and len(b[-1]) == 4
+        for x, y in zip(a, b):
+            assert all(np.array_equal(u, v) for u, v in zip(x[:3], y[:3]))
+
+
+def test_same_step_autoreset_reports_the_final_observation_and_info():
+    envs = SpoilFiveVectorEnv(8, num_players=4, opponents="spoiler", illegal_action="penalty",
+                              autoreset_mode="SAME_STEP")
+    _, infos = envs.reset(seed=3)
+    ended_total = 0
+    for step in range(40):
+        masks = infos["action_mask"]
+        assert (masks.sum(axis=1) > 0).all() and (envs.core.current == envs.seats).all(), "every game is live"
+        actions = first_legal(masks)
+        final_seats = envs.seats
+        if step == 5:
+            actions[2] = int(np.flatnonzero(masks[2] == 0)[0])  # a penalty ends game 2 now
+        observations, rewards, terminated, _, infos = envs.step(actions)
+        ended = terminated
+        if step == 5:
+            assert ended[2] and infos["penalty"][2] and infos["final_info"]["penalty"][2]
+        if not ended.any():
+            assert "final_obs" not in infos
+            continue
+        ended_total += ended.sum()
+        np.testing.assert_array_equal(infos["_final_obs"], ended)
+        np.testing.assert_array_equal(infos["_final_info"], ended)
+        for g in range(8):
+            if ended[g]:
+                assert infos["final_obs"][g].shape == (OBS_DIM,)
+                assert not np.array_equal(infos["final_obs"][g], observations[g])
+                view = decode_observation(observations[g])
+                assert view["trick_number"] == 0 or view["phase"] == "rob"
+                assert infos["final_info"]["seat"][g] == final_seats[g]
+                assert (infos["final_info"]["action_mask"][g] == 1).all()
+            else:
+                assert infos["final_obs"][g] is None
+        np.testing.assert_array_equal(infos["final_info"]["_action_mask"], ended)
+    assert ended_total >= 8
+
+
+def test_disabled_autoreset_waits_for_a_reset_mask():
+    envs = SpoilFiveVectorEnv(6, num_players=3, opponents="random", autoreset_mode="Disabled")
+    with pytest.raises(ValueError, match=r"reset_mask'\] before the first reset\(\)"):
+        envs.reset(options={"reset_mask": np.ones(6, bool)})
+    _, infos = envs.reset(seed=8)
+    rng = np.random.default_rng(0)
+    restarted = 0
+    for _ in range(60):
+        observations, rewards, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        if terminated.any():
+            before = state_of(envs)
+            with pytest.raises(ValueError, match=r"game\(s\) .* ended and autoreset_mode is DISABLED: restart them "
+                                                 r"with reset\(options=\{'reset_mask': mask\}\)"):
+                envs.step(random_legal(rng, infos["action_mask"]))
+            assert_same_state(before, state_of(envs))
+            live_observations = observations[~terminated].copy()
+            options = {"reset_mask": terminated.copy()}
+            observations, infos = envs.reset(options=options)
+            assert "reset_mask" in options, "the caller's options are left as they were"
+            np.testing.assert_array_equal(observations[~terminated], live_observations)
+            for g in np.flatnonzero(terminated):
+                assert decode_observation(observations[g])["trick_number"] == 0
+            restarted += terminated.sum()
+    assert restarted >= 6
+
+
+def test_reset_mask_restarts_only_the_marked_games_in_next_step_mode():
+    envs = SpoilFiveVectorEnv(4, num_players=4, opponents="spoiler")
+    _, infos = envs.reset(seed=1)
+    observations, *_, infos = envs.step(first_legal(infos["action_mask"]))
+    mask = np.array([True, False, False, True])
+    kept = observations[~mask].copy()
+    observations, infos = envs.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(observations[~mask], kept)
+    for g in (0, 3):
+        view = decode_observation(observations[g])
+        assert view["trick_number"] == 0 and len(view["hand"]) == 5 or view["phase"] == "rob"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"reset_mask": np.ones(3, bool)}, r"options\['reset_mask'\]=array\(.*\) is not allowed: give a bool array of "
+                                      r"shape \(4,\)"),
+    ({"reset_mask": np.ones(4, np.int64)}, r"give a bool array of shape \(4,\)"),
+    ({"reset_mask": 1}, r"options\['reset_mask'\]=1 is not allowed"),
+    ({"reset_mask": np.zeros(4, bool)}, r"marks no game: mark at least one game"),
+    ({"reset_mask": np.ones(4, bool), "dealer": 0}, r"unknown reset options 'dealer'"),
+])
+def test_a_bad_reset_mask_is_refused_and_changes_nothing(options, message):
+    envs = SpoilFiveVectorEnv(4, num_players=4, opponents="random")
+    envs.reset(seed=2)
+    before = state_of(envs)
+    with pytest.raises(ValueError, match=message):
+        envs.reset(seed=5, options=options)
+    assert_same_state(before, state_of(envs))
+
+
+@pytest.mark.parametrize("mode", ["next", "SAME", 3, None])
+def test_an_unknown_autoreset_mode_is_refused(mode):
+    with pytest.raises(ValueError, match=rf"autoreset_mode={mode!r} is not allowed: choose AutoresetMode.NEXT_STEP "
+                                         r"\('NextStep'\), AutoresetMode.SAME_STEP"):
+        SpoilFiveVectorEnv(2, autoreset_mode=mode)
+
+
 # ---------------------------------------------------------------------- construction errors
 def other_layout_checkpoint(tmp_path) -> Path:
     import torch

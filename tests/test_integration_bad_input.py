@@ -559,6 +559,7 @@ def test_an_unknown_env_keyword_is_named_with_the_env_s_own_keywords(kwargs, say
     with pytest.raises(ValueError, match=says):
         gymnasium.make(GYMNASIUM_ID, **kwargs)
     with pytest.raises(ValueError, match=says.replace("SpoilFiveGymEnv's own", "SpoilFiveVectorEnv's own num_envs,")
+                       .replace("render_mode,", "render_mode, autoreset_mode,")
                        .replace("of SpoilFiveGymEnv", "of SpoilFiveVectorEnv")):
         gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
 

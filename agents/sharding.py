@@ -99,13 +99,15 @@ def reachable(address: str) -> str | None:
     return None
 
 
-def connect(address: str | bool | None = LOCAL):
+def connect(address: str | bool | None = LOCAL, *, option: str = "--ray"):
     """Join or start a Ray cluster and return the ``ray`` module (reuses a running session).
 
     Args:
         address: ``""`` or ``True`` (``--ray`` without an address): start a local cluster on
             this machine; ``"auto"``: join the cluster ``ray start`` made on this machine (or
             ``RAY_ADDRESS``); ``"HOST:PORT"``: join that head node (port 6379 by default).
+        option: how the refusals name where the address came from: a command's ``"--ray"``, or a
+            function's keyword with its ``=`` (``"ray="``).
 
     Raises:
         ValueError: Ray is not installed, or no Ray cluster answers at ``address`` (checked
@@ -115,23 +117,24 @@ def connect(address: str | bool | None = LOCAL):
     try:
         import ray
     except ImportError:
-        raise ValueError(f"--ray needs Ray: {install_hint('ray')}") from None
+        raise ValueError(f"{option.rstrip('=')} needs Ray: {install_hint('ray')}") from None
     if ray.is_initialized():
         return ray
     if address is True or address is None:
         address = LOCAL
     address = str(address).strip()
+    given = f"{option}{address!r}" if option.endswith("=") else f"{option} {address}"
     if address not in (LOCAL, "auto", "local"):
         why = reachable(address)
         if why is not None:
-            raise ValueError(f"--ray {address}: no Ray cluster answers there ({why}); give the head node's "
+            raise ValueError(f"{given}: no Ray cluster answers there ({why}); give the head node's "
                              "HOST:PORT (start one with `ray start --head`), 'auto' for the cluster started on "
                              "this machine, or no address for a local cluster")
     try:
         ray.init(address="local" if address in (LOCAL, "local") else address, include_dashboard=False,
                  logging_level="WARNING", log_to_driver=False, configure_logging=True)
     except ConnectionError as error:
-        raise ValueError(f"--ray {address}: cannot join a Ray cluster ({str(error).splitlines()[0]}); "
+        raise ValueError(f"{given}: cannot join a Ray cluster ({str(error).splitlines()[0]}); "
                          "start one with `ray start --head`, or give no address for a local cluster") from None
     return ray
 
@@ -194,7 +197,7 @@ def run_on_ray(specs, lineup, rules, hands, turnups, dealers, seed, batch_size, 
         to a single-process run whatever ``shards`` is.
     """
     check_shards(shards)
-    ray = connect(address)
+    ray = connect(address, option="ray=")  # a command joined already, with its --ray
     blocks = num_blocks(len(turnups))
     if shards is None:
         shards = max(1, cluster_cpus(ray))

@@ -4,9 +4,11 @@
 ``--seconds`` each) and prints each one's learner steps per second and their ratio, the median
 of the rounds. One learner step is one decision of the learning seat together with every
 opponent move up to its next decision (``env.step``), resets included: for the single env a
-``reset()`` after each episode, for the VectorEnv its next-step autoreset (an autoreset step
-counts no learner step for that game). The learner's action is a random legal one (``argmax``
-of uniform noise times the mask), the same cost in both. ``--json`` prints the figures as JSON.
+``reset()`` after each episode, for the VectorEnv its autoreset (``--autoreset-mode``: by default
+next-step, where an autoreset step counts no learner step for that game; same-step; or disabled,
+the ended games restarted by ``reset(options={"reset_mask": ...})`` after each step). The
+learner's action is a random legal one (``argmax`` of uniform noise times the mask), the same
+cost in both. ``--json`` prints the figures as JSON.
 Ctrl-C prints the rounds finished before it (the JSON with ``"interrupted": true``) and exits
 with status 130.
 
@@ -20,6 +22,7 @@ import statistics
 import time
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from spoilfive_env import __version__
 from spoilfive_env.bench import MAX_ROUNDS, MAX_SECONDS, MIN_SECONDS, BenchInterrupted, refuse_bad_seconds
@@ -59,8 +62,10 @@ def bench_single(env: SpoilFiveGymEnv, seconds: float, rng: np.random.Generator)
 
 
 def bench_vector(envs: SpoilFiveVectorEnv, seconds: float, rng: np.random.Generator) -> float:
-    """Learner steps per second of the VectorEnv (autoreset steps count nothing for their games)."""
+    """Learner steps per second of the VectorEnv in its autoreset mode (a next-step autoreset's restart
+    step counts nothing for its game; a disabled one's ``reset_mask`` reset is timed with the step)."""
     _, infos = envs.reset()
+    mode = envs.autoreset_mode.value
     restarting = np.zeros(envs.num_envs, bool)
     steps = 0
     start = time.perf_counter()
@@ -68,14 +73,18 @@ def bench_vector(envs: SpoilFiveVectorEnv, seconds: float, rng: np.random.Genera
         masks = infos["action_mask"]
         _, _, terminated, truncated, infos = envs.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
         steps += envs.num_envs - int(restarting.sum())
-        restarting = terminated | truncated
+        ended = terminated | truncated
+        if mode == "NextStep":
+            restarting = ended
+        elif mode == "Disabled" and ended.any():
+            _, infos = envs.reset(options={"reset_mask": ended})
     return steps / elapsed
 
 
-def make_envs(num_envs: int, num_players: int, opponents: str):
+def make_envs(num_envs: int, num_players: int, opponents: str, autoreset_mode: str = "NextStep"):
     """Both envs; a ``ValueError`` for a bad table size or opponent."""
     return (SpoilFiveGymEnv(num_players=num_players, opponents=opponents),
-            SpoilFiveVectorEnv(num_envs, num_players=num_players, opponents=opponents))
+            SpoilFiveVectorEnv(num_envs, num_players=num_players, opponents=opponents, autoreset_mode=autoreset_mode))
 
 
 def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, opponents: str = DEFAULT_OPPONENTS,
@@ -87,6 +96,7 @@ def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, op
             (``"rounds"`` counts them, ``"rounds_asked"`` the rounds asked for).
     """
     single, vector = envs if envs is not None else make_envs(num_envs, num_players, opponents)
+    autoreset_mode = vector.autoreset_mode.value
     single.reset(seed=seed)
     vector.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -101,7 +111,7 @@ def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, op
             "python": platform.python_version(),
             "numpy": np.__version__,
             "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
-            "num_envs": num_envs, "num_players": num_players, "opponents": opponents,
+            "num_envs": num_envs, "num_players": num_players, "opponents": opponents, "autoreset_mode": autoreset_mode,
             "seconds_per_measurement": seconds, "rounds": done, "seed": seed,
             "single_steps_per_second": single_rates[:done],
             "vector_steps_per_second": vector_rates,
@@ -126,7 +136,8 @@ def run(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS, op
 def format_table(report: dict) -> str:
     lines = [
         (f"Learner steps per second, {report['num_players']} players against {report['opponents']!r}, "
-         f"{report['rounds']} alternated rounds of {report['seconds_per_measurement']:g} s"
+         f"{report['rounds']} alternated rounds of {report['seconds_per_measurement']:g} s, VectorEnv autoreset "
+         f"mode {report['autoreset_mode']}"
          + (f" (stopped by Ctrl-C: {report['rounds_asked']} were asked for)" if report.get("interrupted") else "")),
         (f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
          f"{report['machine']}"),
@@ -157,6 +168,8 @@ def main(argv=None) -> int:
                              f"{DEFAULT_SECONDS:g})")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,
                         help=f"alternations of the two measurements, 1 to {MAX_ROUNDS} (default {DEFAULT_ROUNDS})")
+    parser.add_argument("--autoreset-mode", choices=[mode.value for mode in AutoresetMode], default="NextStep",
+                        help="the VectorEnv's autoreset mode (default NextStep)")
     parser.add_argument("--seed", type=seed_value, default=0, help="seed of deals, seats and actions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
@@ -168,7 +181,7 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(str(error))
     try:
-        envs = make_envs(args.num_envs, args.players, args.opponents)
+        envs = make_envs(args.num_envs, args.players, args.opponents, args.autoreset_mode)
     except ValueError as error:  # a bad opponent
         parser.error(str(error))
     try:

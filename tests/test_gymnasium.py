@@ -713,6 +713,20 @@ def test_bench_reports_both_rates_and_their_ratio(capsys):
     assert len(report["single_steps_per_second"]) == len(report["vector_steps_per_second"]) == 2
     assert report["median_ratio"] == pytest.approx(
         np.median(np.array(report["vector_steps_per_second"]) / np.array(report["single_steps_per_second"])))
+    assert report["autoreset_mode"] == "NextStep"
+
+
+@pytest.mark.parametrize("mode", ["SameStep", "Disabled"])
+def test_bench_measures_the_vector_env_in_each_autoreset_mode(mode, capsys):
+    from spoilfive_integrations import bench
+
+    single, vector = bench.make_envs(8, 3, "random", mode)
+    assert vector.autoreset_mode.value == mode
+    report = bench.run(8, 3, "random", seconds=0.05, rounds=1, envs=(single, vector))
+    assert report["autoreset_mode"] == mode and report["vector_steps_per_second"][0] > 0
+    assert bench.main(["--num-envs", "8", "--seconds", "0.05", "--rounds", "1", "--opponents", "random",
+                       "--autoreset-mode", mode]) == 0
+    assert f"VectorEnv autoreset mode {mode}" in capsys.readouterr().out.splitlines()[0]
 
 
 def bench_interrupted(monkeypatch, capsys, vector_rounds: int, argv) -> tuple[int, str, str]:
@@ -767,6 +781,8 @@ def test_bench_ctrl_c_in_the_first_round_reports_nothing(monkeypatch, capsys):
     (["--seconds", "0"], "--seconds 0 is not allowed: give 0.01 to 3600 seconds"),
     (["--num-envs", str(10**12)], "--num-envs=1000000000000 is not allowed here"),
     (["--rounds", str(10**9)], "--rounds 1000000000 is not allowed: give 1 to 1000 rounds"),
+    (["--autoreset-mode", "same"], "--autoreset-mode: invalid choice: 'same' (choose from 'NextStep', 'SameStep', "
+                                   "'Disabled')"),
 ])
 def test_bench_answers_bad_input_with_one_line(argv, message, capsys):
     from spoilfive_integrations import bench

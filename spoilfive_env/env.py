@@ -85,6 +85,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.agent_selection = None  # no one to act until reset() deals
         self._dealt = False
 
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The generator of the deals (the core's ``rng``): what ``reset(seed=...)`` seeds, under the name
+        PettingZoo's envs give theirs. Drawing from it changes the deals that follow."""
+        return self.core.rng
+
     def observation_space(self, agent):
         return self.observation_spaces[self._known_agent(agent)]
 

@@ -189,6 +189,18 @@ def test_reset_seed_is_deterministic_and_unseeded_resets_differ():
     assert len(deals) > 1
 
 
+def test_np_random_is_the_generator_that_reset_seeds():
+    first, second = env(num_players=3), env(num_players=3)
+    first.reset(seed=7)
+    second.reset(seed=7)
+    assert first.np_random is first.unwrapped.core.rng  # through the wrapper too
+    assert first.np_random.bit_generator.state == second.np_random.bit_generator.state
+    first.np_random.integers(10)  # a draw moves the deals that follow, as PettingZoo's np_random does
+    first.reset()
+    second.reset()
+    assert not np.array_equal(first.observe("player_0")["observation"], second.observe("player_0")["observation"])
+
+
 def test_reset_keeps_the_rules():
     game = env(num_players=6, preset="hoyle", allow_jink=False)
     game.reset(seed=0)

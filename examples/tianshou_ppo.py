@@ -162,6 +162,7 @@ def main(argv=None) -> int:
 def train_and_evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)  # the collector steps the environment on the same cores
     torch.manual_seed(args.seed)
+    np.random.seed(args.seed)  # Tianshou shuffles its minibatches with NumPy's global generator, as its examples seed
     # The collector summarises the per-seat reward vectors flattened, and says so at every call.
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 

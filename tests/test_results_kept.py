@@ -6,6 +6,7 @@ strongest agent is what they pool to (``python -m agents.across_seeds docs/resul
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -13,11 +14,21 @@ import pytest
 
 from agents import BEST
 from agents.across_seeds import pool_seeds, read_report
+from agents.evaluate import evaluate
 from spoilfive_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 BEST_PIMC = sorted((ROOT / "docs" / "results" / "best-pimc").glob("*.json"))
 TARGET = 2.0
+
+
+LEADERBOARD = ROOT / "docs" / "results" / "leaderboard" / "baselines-seed0.json"
+
+
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"### {title}\n")
+    return text[start:text.index("\n### ", start + 1)]
 
 
 def strongest_agent_section() -> str:
@@ -89,3 +100,26 @@ def test_the_readme_figures_of_best_tables_beyond_3_to_5_players_are_their_kept_
     stopped = f"{1 - table['two_trick_conversion']:.3f} ± {table['two_trick_conversion_ci95']:.3f}"
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert f"at {players} players{',' if players == 2 else ''} {stopped} against" in text
+
+
+def test_the_readme_leaderboard_is_the_kept_board():
+    board = json.loads(LEADERBOARD.read_text(encoding="utf-8"))
+    assert (board["agents"], board["players"], board["deals"], board["seed"]) == (
+        ["random", "greedy", "spoiler", "ppo-20min", "ppo"], [3, 4, 5], 2000, 0)
+    expected = [
+        f"| {n} | `{r['agent']}` | {r['rating']:+.2f} ± {r['rating_ci95']:.2f} | {r['mean_equity']:+.3f} ± "
+        f"{r['equity_ci95']:.3f} | {r['share_above_fair'] * 100:+.1f} ± {r['share_ci95'] * 100:.1f} | "
+        f"{r['stop_rate']:.3f} | {r['two_trick_conversion']:.3f} | {r['friendly_fire_rate']:.3f} |"
+        for n in ("3", "4", "5") for r in board["sizes"][n]["ranking"]]
+    board_text = readme_section("Leaderboard").split("![leaderboard](docs/figures/leaderboard.png)")[0]
+    rows = [line for line in board_text.splitlines() if re.match(r"\| \d+ \| `", line)]
+    assert rows == expected
+
+
+def test_a_table_of_the_kept_board_plays_again_to_the_digit():
+    """The kept board is what this code plays: a change to an agent's draws or to the rules shows here."""
+    kept = json.loads(LEADERBOARD.read_text(encoding="utf-8"))["sizes"]["3"]["tables"]
+    table = next(t for t in kept if (t["agent"], t["table_of"]) == ("random", "spoiler"))
+    figures = evaluate(["random", "spoiler"], 3, 2000, 0)["agents"]["random"]
+    for name in ("mean_equity", "pools_won", "stops", "threats_faced", "overtakes", "two_trick_hands"):
+        assert figures[name] == table[name], name

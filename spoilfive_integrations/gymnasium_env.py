@@ -112,7 +112,10 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise RenderModeError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
         check_env_keywords(rules, type(self).__name__, own_keywords(type(self)),
-                           {"seed": "the seed goes to reset(seed=...)"})
+                           {"seed": "the seed goes to reset(seed=...)",
+                            "autoreset_mode": "it is a vector env's: give it to gymnasium.make_vec as a keyword with "
+                                              "vectorization_mode='vector_entry_point', or as vector_kwargs="
+                                              "{'autoreset_mode': ...} with 'sync' or 'async'"})
         self.batch = LearnerBatch(1, num_players=num_players, opponents=opponents, seat=seat,
                                   illegal_action=illegal_action, mode=mode, reward=reward, **rules)
         self.render_mode = render_mode

@@ -617,6 +617,15 @@ def test_a_bad_reset_mask_is_refused_and_changes_nothing(options, message):
     assert_same_state(before, state_of(envs))
 
 
+def test_autoreset_mode_given_to_the_single_env_says_where_it_goes():
+    with pytest.raises(ValueError, match=r"^autoreset_mode is not an option of SpoilFiveGymEnv: it is a vector env's: "
+                                         r"give it to gymnasium.make_vec .* vector_kwargs="):
+        gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="sync", autoreset_mode="SameStep")
+    envs = gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="sync", opponents="random",
+                              vector_kwargs={"autoreset_mode": "SameStep"})
+    assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+
+
 @pytest.mark.parametrize("mode", ["next", "SAME", 3, None])
 def test_an_unknown_autoreset_mode_is_refused(mode):
     with pytest.raises(ValueError, match=rf"autoreset_mode={mode!r} is not allowed: choose AutoresetMode.NEXT_STEP "

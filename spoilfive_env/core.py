@@ -291,8 +291,20 @@ class SpoilFiveCore:
         """Legal actions of the player to act, ``(B, 107)`` bool (a copy)."""
         return self._legal_mask().copy()
 
-    def observe(self, seats: np.ndarray | int | None = None) -> np.ndarray:
-        """Observation ``(B, OBS_DIM)`` float32 of ``seats`` (default: the player to act)."""
+    def observe(self, seats: np.ndarray | int | None = None, *, games=None) -> np.ndarray:
+        """Observation ``(B, OBS_DIM)`` float32 of ``seats`` (default: the player to act).
+
+        ``games``: game indices (ints, 1-D): only those games' observations ``(len(games), OBS_DIM)``,
+        in that order, as ``observe(seats)[games]`` (``seats`` still one, or one per game of the batch),
+        without building the others' when the observation is compiled.
+        """
+        if games is not None:
+            given = np.asarray(games)
+            if given.ndim != 1 or (given.size and (given.dtype.kind not in "iu" or given.min() < 0
+                                                   or given.max() >= self.batch_size)):
+                raise ValueError(f"games must be integer game indices 0-{self.batch_size - 1}, "
+                                 f"got {_describe_array(given)}")
+            games = given.astype(np.int64)
         if seats is None:
             seats = self.current
         else:
@@ -306,7 +318,7 @@ class SpoilFiveCore:
             if seats.min() < 0 or seats.max() >= self.num_players:
                 raise ValueError(self._seats_message(np.unique(seats).tolist()))
             seats = seats.astype(np.int8)
-        return build_observation(self, seats)
+        return build_observation(self, seats, games)
 
     def _seats_message(self, got) -> str:
         return (f"seats must be integer seats 0-{self.num_players - 1}, one or one per game "

@@ -170,16 +170,17 @@ def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def build_observation(core, seats: np.ndarray) -> np.ndarray:
+def build_observation(core, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state:
     :func:`numpy_observation`, or the same vector from the compiled loop when Numba is installed
-    (``SPOILFIVE_OBSERVATION``, :data:`OBSERVATION_BACKENDS`)."""
-    return _backend.function()(core, seats)
+    (``SPOILFIVE_OBSERVATION``, :data:`OBSERVATION_BACKENDS`). With ``games`` (int64 game indices),
+    only those games' rows, in that order (the compiled loop builds no other)."""
+    return _backend.function()(core, seats, games)
 
 
-def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
+def numpy_observation(core, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state: the
-    definition, in NumPy.
+    definition, in NumPy. With ``games``, those games' rows (taken from the whole batch's).
 
     One scatter writes every one-hot block, the current trick (its cards and the relative
     seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:
@@ -243,7 +244,7 @@ def numpy_observation(core, seats: np.ndarray) -> np.ndarray:
         place = _START["hand_place"]
         obs[:, place] = core.hand_index / core.rules.num_hands
         obs[:, place + 1] = core.hand_index >= core.rules.num_hands
-    return obs
+    return obs if games is None else obs[games]
 
 
 _backend = LazyBackend("SPOILFIVE_OBSERVATION", numpy_observation, "spoilfive_env.observation_kernel",

@@ -39,7 +39,7 @@ OWN_CONCEALED, PHASE, TRICK_NUMBER, TABLE_SIZE, SEAT_PRESENT, TEAMMATES, POOL, C
 
 
 @numba.njit(cache=True, nogil=True)
-def _write_observations(obs, seats, n, partnerships, game_mode, concealing, num_hands,
+def _write_observations(obs, games, seats, n, partnerships, game_mode, concealing, num_hands,
                         holder, played_by, trick_cards, led_card, leader, current, phase, tricks_won,
                         trick_number, trump, turnup, dealer, robber, declined_by, discard, concealed,
                         rob_seat, jinker, void, chips, pool, hand_index):  # pragma: no cover (compiled)
@@ -52,73 +52,77 @@ def _write_observations(obs, seats, n, partnerships, game_mode, concealing, num_
         for seat in range(n):
             relative[me, seat + 1] = (seat - me) % n
             absolute[me, seat] = (me + seat) % n
-    for g in range(obs.shape[0]):
+    for row in range(games.shape[0]):  # obs[row] is game games[row]'s
+        g = games[row]
         me = seats[g]
         # Whole 52-card rows of comparisons, which the compiler turns into vector instructions
         # (one scattered store per played card is four times slower).
         for card in range(NUM_CARDS):
-            obs[g, HAND + card] = holder[g, card] == me
+            obs[row, HAND + card] = holder[g, card] == me
         for place in range(n):
             seat, start = absolute[me, place], PLAYED + place * NUM_CARDS
             for card in range(NUM_CARDS):
-                obs[g, start + card] = played_by[g, card] == seat
+                obs[row, start + card] = played_by[g, card] == seat
         if robber[g] == me and discard[g] >= 0:
-            obs[g, OWN_DISCARD + discard[g]] = 1.0
+            obs[row, OWN_DISCARD + discard[g]] = 1.0
         if turnup[g] >= 0:
-            obs[g, TURNUP + turnup[g]] = 1.0
+            obs[row, TURNUP + turnup[g]] = 1.0
         if trump[g] >= 0:
-            obs[g, TRUMP + trump[g]] = 1.0
+            obs[row, TRUMP + trump[g]] = 1.0
         lead = relative[me, leader[g] + 1]
         for position in range(n):
             card = trick_cards[g, position]
             if card >= 0:
-                obs[g, TRICK_CARDS + card] = 1.0
+                obs[row, TRICK_CARDS + card] = 1.0
                 place = lead + position  # below 2n: one subtraction instead of a modulo
-                obs[g, TRICK_SEATS + (place - n if place >= n else place)] = 1.0
+                obs[row, TRICK_SEATS + (place - n if place >= n else place)] = 1.0
         if led_card[g] >= 0:
-            obs[g, LED_CARD + led_card[g]] = 1.0
+            obs[row, LED_CARD + led_card[g]] = 1.0
         if phase[g] != PHASE_DONE:
-            obs[g, TO_ACT + relative[me, current[g] + 1]] = 1.0
+            obs[row, TO_ACT + relative[me, current[g] + 1]] = 1.0
         if leader[g] >= 0:
-            obs[g, LEADER + lead] = 1.0
+            obs[row, LEADER + lead] = 1.0
         if dealer[g] >= 0:
-            obs[g, DEALER + relative[me, dealer[g] + 1]] = 1.0
+            obs[row, DEALER + relative[me, dealer[g] + 1]] = 1.0
         if robber[g] >= 0:
-            obs[g, ROBBER + relative[me, robber[g] + 1]] = 1.0
+            obs[row, ROBBER + relative[me, robber[g] + 1]] = 1.0
         if declined_by[g] >= 0:
-            obs[g, DECLINED + relative[me, declined_by[g] + 1]] = 1.0
+            obs[row, DECLINED + relative[me, declined_by[g] + 1]] = 1.0
         if jinker[g] >= 0:
-            obs[g, JINKER + relative[me, jinker[g] + 1]] = 1.0
+            obs[row, JINKER + relative[me, jinker[g] + 1]] = 1.0
         shown = phase[g]
         # The ace holder's turn to rob is shown as play to the others: it would name the holder.
         if shown == PHASE_ROB and current[g] != me and turnup[g] % NUM_RANKS != ACE:
             shown = PHASE_PLAY
-        obs[g, PHASE + shown] = 1.0
-        obs[g, TRICK_NUMBER + trick_number[g]] = 1.0
+        obs[row, PHASE + shown] = 1.0
+        obs[row, TRICK_NUMBER + trick_number[g]] = 1.0
         for place in range(n):
             seat = absolute[me, place]
-            obs[g, TRICKS_WON + place] = TRICK_FRACTIONS[tricks_won[g, seat]]
-            obs[g, CHIPS + place] = chips[g, seat] / CHIP_SCALE
-            obs[g, SEAT_PRESENT + place] = 1.0
+            obs[row, TRICKS_WON + place] = TRICK_FRACTIONS[tricks_won[g, seat]]
+            obs[row, CHIPS + place] = chips[g, seat] / CHIP_SCALE
+            obs[row, SEAT_PRESENT + place] = 1.0
             if partnerships and place % 2 == 0:
-                obs[g, TEAMMATES + place] = 1.0
+                obs[row, TEAMMATES + place] = 1.0
             for suit in range(NUM_EFFECTIVE_SUITS):
-                obs[g, VOIDS + place * NUM_EFFECTIVE_SUITS + suit] = void[g, seat, suit]
-        obs[g, TABLE_SIZE + n - MIN_PLAYERS] = 1.0
-        obs[g, POOL] = pool[g] / CHIP_SCALE
+                obs[row, VOIDS + place * NUM_EFFECTIVE_SUITS + suit] = void[g, seat, suit]
+        obs[row, TABLE_SIZE + n - MIN_PLAYERS] = 1.0
+        obs[row, POOL] = pool[g] / CHIP_SCALE
         if concealing and concealed[g] and rob_seat[g] == me:
-            obs[g, OWN_CONCEALED] = 1.0
+            obs[row, OWN_CONCEALED] = 1.0
         if game_mode:
-            obs[g, HAND_PLACE] = hand_index[g] / num_hands
+            obs[row, HAND_PLACE] = hand_index[g] / num_hands
             if hand_index[g] >= num_hands:
-                obs[g, HAND_PLACE + 1] = 1.0
-            obs[g, HAND_PLACE + 2] = 1.0
+                obs[row, HAND_PLACE + 1] = 1.0
+            obs[row, HAND_PLACE + 2] = 1.0
 
 
-def build_observation(core, seats: np.ndarray) -> np.ndarray:
-    """Observations ``(B, OBS_DIM)`` of ``seats``, equal to the NumPy definition's."""
-    obs = np.zeros((core.batch_size, OBS_DIM), np.float32)
-    _write_observations(obs, np.ascontiguousarray(seats), core.num_players, core.rules.partnerships,
+def build_observation(core, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
+    """Observations ``(B, OBS_DIM)`` of ``seats``, equal to the NumPy definition's; with ``games`` (int64
+    game indices), only those games' rows, in that order."""
+    games = core._all if games is None else games
+    obs = np.zeros((len(games), OBS_DIM), np.float32)
+    _write_observations(obs, np.ascontiguousarray(games, dtype=np.int64), np.ascontiguousarray(seats),
+                        core.num_players, core.rules.partnerships,
                         core.mode == "game", core.rules.conceal_ace_penalty, core.rules.num_hands,
                         core.holder, core.played_by, core.trick_cards, core.led_card, core.leader, core.current,
                         core.phase, core.tricks_won, core.trick_number, core.trump, core.turnup, core.dealer,

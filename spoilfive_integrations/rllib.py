@@ -243,7 +243,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         games = np.flatnonzero(games_mask)
         if len(games) == 0:
             return {}
-        observations = self.core.observe()[games]
+        observations = self.core.observe(games=games)
         masks = self.core.legal_mask()[games].astype(np.int8)
         ids = self._ids[games * self.num_players + self.core.current_player[games]]
         return {aid: {"observation": obs, "action_mask": mask}

@@ -473,13 +473,36 @@ def test_compiled_observation_equals_the_numpy_definition(rules, mode):
     for step in range(12 * n):
         for shift in range(n):
             seats = ((core.current + shift) % n).astype(np.int8)
-            np.testing.assert_array_equal(kernel.build_observation(core, seats),
-                                          obs_module.numpy_observation(core, seats))
+            whole = obs_module.numpy_observation(core, seats)
+            np.testing.assert_array_equal(kernel.build_observation(core, seats), whole)
+            games = rng.choice(core.batch_size, size=int(rng.integers(0, 20)))  # any order, repeats too
+            np.testing.assert_array_equal(kernel.build_observation(core, seats, games), whole[games])
+            np.testing.assert_array_equal(obs_module.numpy_observation(core, seats, games), whole[games])
             compared += core.batch_size
         core.step(random_legal(rng, core.legal_mask()))
         if step % 5 == 4:
             core.reset(core.done)
     assert compared >= 64 * 12 * n * n
+
+
+@pytest.mark.parametrize("games, shown", [
+    (np.array([[0, 1]]), r"shape \(1, 2\)"), (np.array([0.0, 1.0]), "float64"), (np.array([0, 8]), "8"),
+    (np.array([-1]), "-1"), ([True, False], "bool")])
+def test_observe_refuses_games_that_are_not_game_indices(games, shown):
+    core = SpoilFiveCore(8, seed=0)
+    with pytest.raises(ValueError, match=rf"games must be integer game indices 0-7, got .*{shown}"):
+        core.observe(games=games)
+
+
+def test_observe_of_some_games_is_their_rows_of_the_whole_batch():
+    core = SpoilFiveCore(16, rules=Rules(num_players=5), seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        games = np.array([7, 0, 7, 15])
+        np.testing.assert_array_equal(core.observe(games=games), core.observe()[games])
+        np.testing.assert_array_equal(core.observe(3, games=games), core.observe(3)[games])
+        assert core.observe(games=[]).shape == (0, OBS_DIM)
+        core.step(random_legal(rng, core.legal_mask()))
 
 
 def test_the_observation_backend_is_chosen_by_the_environment(monkeypatch):

@@ -44,7 +44,6 @@ from .selfplay import (
     SelfPlayRollout,
     check_rollout,
     cpu_bf16,
-    games_per_size,
     merge_batches,
 )
 
@@ -58,15 +57,12 @@ SESSION_ADDRESSES = (LOCAL, "local", "auto")
 """Addresses that take the Ray session this process already runs as it is (no HOST:PORT to compare)."""
 
 
-def check_workers(workers: int, available_cpus: int, num_games: int, sizes: int) -> None:
-    """Refuse a number of workers the cluster or the games cannot take (``ValueError``)."""
+def check_workers(workers: int, available_cpus: int) -> None:
+    """Refuse more workers than the cluster has CPUs (``ValueError``). (A worker with no games is refused
+    before Ray is joined, by :func:`~spoilfive_integrations.selfplay.check_rollout`.)"""
     if workers > available_cpus:
         raise ValueError(f"workers={workers} is not allowed: the Ray cluster has {available_cpus} CPU(s), "
                          f"one per worker; give 1 to {max(available_cpus, 1)} (or add nodes to the cluster)")
-    per_size = games_per_size(num_games, sizes)
-    if workers > per_size:
-        raise ValueError(f"workers={workers} is not allowed: num_games={num_games} gives {per_size} game(s) per "
-                         f"table size, at least one per worker; give 1 to {per_size}, or more games")
 
 
 def head_of(address: str) -> tuple[str, int] | None:
@@ -150,8 +146,7 @@ class RolloutWorkers:
         if ray.is_initialized():
             check_session_address(address)
         self.ray = connect(address)
-        sizes = settings["max_players"] - settings["min_players"] + 1
-        check_workers(workers, cluster_cpus(self.ray), settings["num_games"], sizes)
+        check_workers(workers, cluster_cpus(self.ray))
         self.say = say
         self.actors = [RolloutWorker.remote(settings, np.asarray(league_weights), w, workers, bf16_obs)
                        for w in range(workers)]

@@ -245,12 +245,13 @@ def check_rollout(settings, league_weights, worker=0, workers=1) -> None:
             or (weights < 0).any() or abs(math.fsum(weights) - 1) > LEAGUE_SUM_TOLERANCE:
         raise ValueError(f"league_weights={league_weights!r} is not allowed: give {len(TABLE_KINDS)} probabilities, "
                          f"one per table kind ({', '.join(TABLE_KINDS)}), each 0 or more, summing to 1")
-    if not worker_games(settings["num_games"], sizes, worker, workers):
+    per_size_here = worker_games(settings["num_games"], sizes, worker, workers)
+    if not per_size_here:
         per_size = games_per_size(settings["num_games"], len(sizes))
         raise ValueError(f"worker {worker} of workers={workers} would hold no games: settings['num_games']="
                          f"{settings['num_games']} gives {per_size} game(s) per table size, at least one per worker; "
                          f"give workers 1 to {per_size}, or more games")
-    games = worker_games(settings["num_games"], sizes, worker, workers) * len(sizes)
+    games = per_size_here * len(sizes)
     needed, memory = rollout_bytes(games, sizes, settings["hands_per_game"]), physical_memory()
     if memory and needed > memory:
         raise ValueError(f"settings['num_games']={settings['num_games']} with settings['hands_per_game']="

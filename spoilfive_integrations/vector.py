@@ -441,7 +441,10 @@ class SpoilFiveVectorEnv(VectorEnv):
         self._autoreset = terminated.copy()
         final = None
         if self.autoreset_mode == AutoresetMode.SAME_STEP and terminated.any():
-            final = self._observe(illegal)
+            ended = np.flatnonzero(terminated)
+            # The ended games' last observations only; their masks are all ones, as a finished game's.
+            final = (batch.core.observe(batch.seat, games=ended),
+                     self._infos(np.ones((self.num_envs, NUM_ACTIONS), np.int8), illegal))
             batch.start(terminated, self.np_random)  # the new episodes' opponents move up to the learner
             self._autoreset[:] = False
         observations, infos = self._observe(illegal)
@@ -451,13 +454,17 @@ class SpoilFiveVectorEnv(VectorEnv):
 
     def _observe(self, penalized: np.ndarray):
         self._masks = self.batch.masks(over_fill=1)
+        return self.batch.observe(), self._infos(self._masks.copy(), penalized)
+
+    def _infos(self, masks: np.ndarray, penalized: np.ndarray) -> dict:
+        """A step's infos: the learners' ``masks`` and seats, and ``penalized`` in penalty mode, each with its
+        presence array."""
         present = np.ones(self.num_envs, bool)
-        infos = {"action_mask": self._masks.copy(), "_action_mask": present,
-                 "seat": self.seats, "_seat": present.copy()}
+        infos = {"action_mask": masks, "_action_mask": present, "seat": self.seats, "_seat": present.copy()}
         if self.batch.illegal_action == "penalty":
             infos["penalty"] = penalized.copy()
             infos["_penalty"] = present.copy()
-        return self.batch.observe(), infos
+        return infos
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions ``(B, 107)`` bool; all True in a game waiting for its restart."""
@@ -473,13 +480,14 @@ class SpoilFiveVectorEnv(VectorEnv):
 
 
 def add_final(infos: dict, final: tuple[np.ndarray, dict], ended: np.ndarray) -> None:
-    """Add a same-step autoreset's ``final_obs`` and ``final_info`` for the ``ended`` games to ``infos``,
-    in the layout Gymnasium's ``SyncVectorEnv`` gives them: ``final_obs`` an object array holding each
-    ended game's last observation (None elsewhere), ``final_info`` a dict of arrays with presence masks."""
+    """Add a same-step autoreset's ``final_obs`` and ``final_info`` for the ``ended`` games (bool ``(B,)``) to
+    ``infos``, in the layout Gymnasium's ``SyncVectorEnv`` gives them: ``final_obs`` an object array holding each
+    ended game's last observation (None elsewhere), ``final_info`` a dict of arrays with presence masks.
+    ``final``: the ended games' observations, in game order, and the step's infos for every game."""
     observations, final_infos = final
     final_obs = np.full(len(ended), None, dtype=object)
-    for game in np.flatnonzero(ended):
-        final_obs[game] = observations[game]
+    for game, observation in zip(np.flatnonzero(ended), observations, strict=True):
+        final_obs[game] = observation
     final_info = {}
     for key, value in final_infos.items():
         if not key.startswith("_"):

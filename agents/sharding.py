@@ -139,7 +139,6 @@ def connect(address: str | bool | None = LOCAL, *, option: str = "--ray"):
     return ray
 
 
-
 def connect_for_command(parser, address) -> None:
     """A command's ``--ray ADDRESS`` joined before any play: an address nobody answers at ends the command in
     one line through ``parser`` (exit 2), a Ctrl-C while a local cluster starts in one line and exit 130."""

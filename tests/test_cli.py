@@ -98,6 +98,8 @@ def out_of_range_values(train):
         (["--hidden", "16,,16"], "--hidden '16,,16': an empty item"), (["--run-name", " "], "--run-name ' '"),
         (["--run-name", "a" * 300], "at most 200 characters"), (["--exp-name", "x "], "--exp-name 'x '"),
         (["--pfsp-temperature", "0.3"], "--pfsp-temperature 0.3 would change nothing"),
+        (["--pfsp-temperature", "0.1"], "--pfsp-temperature 0.1 would change nothing"),  # the default, given
+        (["--snapshot-sampling", "uniform", "--pfsp-temperature", "0.1"], "--pfsp-temperature 0.1 would change"),
         (["--snapshot-sampling", "pfsp", "--league", "self=1"], "--snapshot-sampling pfsp would draw nothing"),
     ]
     return cases

@@ -232,23 +232,28 @@ def hand_result(core, human: int) -> str:
 
 
 def play_game(num_players: int, opponents: list, human: int = 0, seed: int | None = None,
-              read=None, write=None, **rules) -> int:
+              read=None, write=None, labels: list[str] | None = None, **rules) -> int:
     """Play one game in the terminal (``read`` and ``write`` default to standard input and
-    output); returns 0, also when the player quits."""
+    output); returns 0, also when the player quits. ``labels``: what to call each of ``opponents``
+    (default: the agent's name; the command line gives the specs as typed, so ``best`` is ``best``)."""
     read = read or sys.stdin.readline
     write = write or (lambda text: (sys.stdout.write(text), sys.stdout.flush()))
+    if labels is not None and len(labels) != len(opponents):
+        raise ValueError(f"labels names {len(labels)} agents, opponents has {len(opponents)}: give one label each")
     game = raw_env(num_players=num_players, mode="game", **rules)
     core = game.core
-    seat_agent = {}
+    seat_agent, seat_label = {}, {}
     others = [s for s in range(num_players) if s != human]
     for index, seat in enumerate(others):
-        seat_agent[seat] = opponents[min(index, len(opponents) - 1)]
+        which = min(index, len(opponents) - 1)
+        seat_agent[seat] = opponents[which]
+        seat_label[seat] = labels[which] if labels is not None else getattr(opponents[which], "name", opponents[which])
     for agent in seat_agent.values():
         if hasattr(agent, "bind"):
             agent.bind(game.rules)
     game.reset(seed=seed)
     write(f"Spoil Five: you are player_{human}. Opponents: "
-          + ", ".join(f"player_{s} {getattr(a, 'name', a)}" for s, a in seat_agent.items()) + "\n")
+          + ", ".join(f"player_{s} {label}" for s, label in seat_label.items()) + "\n")
     try:
         for name in game.agent_iter():
             observation, _, termination, truncation, _ = game.last()
@@ -349,7 +354,7 @@ def main(argv=None) -> int:
         except (ValueError, ImportError) as error:
             parser.error(f"--opponents: {error}")
     try:
-        return play_game(args.players, opponents, human=args.seat, seed=args.seed, **rules)
+        return play_game(args.players, opponents, human=args.seat, seed=args.seed, labels=specs, **rules)
     except KeyboardInterrupt:
         exit_interrupted("Bye (Ctrl-C).")
     return 0

@@ -53,6 +53,16 @@ def test_q_quits_and_end_of_input_quits():
     assert result.returncode == 0 and "Bye." in result.stdout
 
 
+def test_the_opponents_are_called_as_the_command_named_them():
+    # best was announced as "pimc_ppo", the name of the search it is a setting of
+    result = run(["--players", "4", "--opponents", "best,ppo-20min", "--seed", "2"], "q\n")
+    assert result.returncode == 0, result.stderr
+    assert "Opponents: player_1 best, player_2 ppo-20min, player_3 ppo-20min" in result.stdout
+    with pytest.raises(ValueError, match="labels names 1 agents, opponents has 2"):
+        play_game(3, [load_agent("spoiler"), load_agent("greedy")], labels=["spoiler"], read=lambda: "q\n",
+                  write=lambda text: None)
+
+
 def test_bad_options_give_an_error():
     result = run(["--players", "4", "--opponents", "nobody"], "")
     assert result.returncode == 2 and "unknown agent" in result.stderr

@@ -54,8 +54,8 @@ later ``reset()`` calls continue those streams.
 >>> while not terminated:
 ...     action = int(info["action_mask"].argmax())
 ...     observation, reward, terminated, truncated, info = env.step(action)
->>> info["action_mask"].any()
-np.False_
+>>> bool(info["action_mask"].any())
+False
 """
 
 from __future__ import annotations

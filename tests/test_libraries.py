@@ -254,8 +254,11 @@ def test_a_seat_absent_from_a_sample_counts_zero_steps_not_nan():
             callback(metrics_logger=logger, env_runner=None, samples=[])
         return {aid: float(stat) for aid, stat in logger.reduce()[NUM_AGENT_STEPS_SAMPLED].items()}
 
-    assert np.isnan(second_sample(None)["g0_p1"])  # RLlib's own count (what made int() fail)
-    assert second_sample(count_seats_that_did_not_act) == {"g0_p0": 2.0, "g0_p1": 0.0}
+    plain, mended = second_sample(None), second_sample(count_seats_that_did_not_act)
+    if np.isnan(plain["g0_p1"]):  # RLlib's own count (2.5x and later: what made int() fail)
+        assert mended == {"g0_p0": 2.0, "g0_p1": 0.0}
+    else:  # RLlib 2.49 sums over the samples, so an absent seat keeps its count: the callback adds nothing
+        assert mended == plain and not np.isnan(list(mended.values())).any()
     example = load_example("rllib_ppo")
     config = example.build_config(example.parse_args([]))
     assert config.callbacks_on_sample_end is count_seats_that_did_not_act

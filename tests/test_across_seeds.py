@@ -154,7 +154,7 @@ CASES = [
     (["lineup-dict.json"], ["lineup-dict.json is not a whole report", "lineup is {'greedy': 1}",
                             "not a list of agent labels"]),
     (["deep.json"], ["deep.json is not a report", "nested too deeply"]),
-    (["long-seed.json"], ["long-seed.json cannot be read as JSON", "4300 digits"]),
+    (["long-seed.json"], ["long-seed.json cannot be read as JSON", "(4300", "integer string conversion"]),
     (["agents-text.json"], ["agents-text.json is not a whole report", "its agents are 'greedy'",
                             "the figures of each agent"]),
     (["players-negative.json"], ["players-negative.json is not a whole report", "its num_players is -5",

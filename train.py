@@ -533,8 +533,8 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
         check_args(args)
     except ValueError as error:
         parser.error(str(error))
-    if "pfsp_temperature" in given and args.snapshot_sampling != "pfsp" and not args.resume:  # check_args sees
-        # a value, not whether it was given: the default value given with the uniform draw is as idle as another
+    # check_args sees values only, so it passes the default temperature given with the uniform draw, as idle as any
+    if "pfsp_temperature" in given and args.snapshot_sampling != "pfsp" and not args.resume:
         parser.error(f"--pfsp-temperature {args.pfsp_temperature:g} would change nothing: it weighs the snapshots "
                      "drawn by --snapshot-sampling pfsp")
     if "workers" in given and "ray" not in given:

@@ -239,7 +239,8 @@ def play_game(num_players: int, opponents: list, human: int = 0, seed: int | Non
     read = read or sys.stdin.readline
     write = write or (lambda text: (sys.stdout.write(text), sys.stdout.flush()))
     if labels is not None and len(labels) != len(opponents):
-        raise ValueError(f"labels names {len(labels)} agents, opponents has {len(opponents)}: give one label each")
+        raise ValueError(f"labels has {len(labels)} entries and opponents {len(opponents)}: "
+                         "give one label per opponent")
     game = raw_env(num_players=num_players, mode="game", **rules)
     core = game.core
     seat_agent, seat_label = {}, {}

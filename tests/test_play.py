@@ -58,7 +58,7 @@ def test_the_opponents_are_called_as_the_command_named_them():
     result = run(["--players", "4", "--opponents", "best,ppo-20min", "--seed", "2"], "q\n")
     assert result.returncode == 0, result.stderr
     assert "Opponents: player_1 best, player_2 ppo-20min, player_3 ppo-20min" in result.stdout
-    with pytest.raises(ValueError, match="labels names 1 agents, opponents has 2"):
+    with pytest.raises(ValueError, match="labels has 1 entries and opponents 2: give one label per opponent"):
         play_game(3, [load_agent("spoiler"), load_agent("greedy")], labels=["spoiler"], read=lambda: "q\n",
                   write=lambda text: None)
 

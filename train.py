@@ -63,6 +63,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -339,8 +340,9 @@ def network_arguments(net) -> dict:
     return {"hidden": ",".join(map(str, net.hidden)), "critic": net.critic_kind, "encoding": net.encoding}
 
 
-def check_args(args: Args) -> None:
-    """Check every option at once, before any work starts.
+def check_args(args: Args, given: Collection[str] = ()) -> None:
+    """Check every option at once, before any work starts. ``given``: the options named on the command line
+    (:func:`parse_command_line`), where a default value given by hand can be as idle as another.
 
     Raises:
         ValueError: the first option that is not allowed, naming it, its value and what is allowed.
@@ -369,7 +371,8 @@ def check_args(args: Args) -> None:
     if len(set(eval_sizes)) != len(eval_sizes):
         raise ValueError(f"{flag('eval_players')} {args.eval_players!r}: give distinct table sizes")
     league = parse_weights(args.league)
-    if args.snapshot_sampling == "uniform" and args.pfsp_temperature != Args.pfsp_temperature:
+    if args.snapshot_sampling == "uniform" and (args.pfsp_temperature != Args.pfsp_temperature
+                                                or ("pfsp_temperature" in given and not args.resume)):
         raise ValueError(f"--pfsp-temperature {args.pfsp_temperature:g} would change nothing: it weighs the snapshots "
                          "drawn by --snapshot-sampling pfsp")
     if args.snapshot_sampling == "pfsp" and not league[TABLE_KINDS.index("snapshot")] > 0:
@@ -530,13 +533,9 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
     given = {name for name, value in parsed.items() if value is not unset}
     args = Args(**{name: value for name, value in parsed.items() if value is not unset})
     try:
-        check_args(args)
+        check_args(args, given)
     except ValueError as error:
         parser.error(str(error))
-    # check_args sees values only, so it passes the default temperature given with the uniform draw, as idle as any
-    if "pfsp_temperature" in given and args.snapshot_sampling != "pfsp" and not args.resume:
-        parser.error(f"--pfsp-temperature {args.pfsp_temperature:g} would change nothing: it weighs the snapshots "
-                     "drawn by --snapshot-sampling pfsp")
     if "workers" in given and "ray" not in given:
         parser.error("--workers is for --ray: add --ray [ADDRESS] (rollout workers on a Ray cluster), "
                      "or leave --workers out to roll out in this process")

@@ -238,7 +238,9 @@ def play_game(num_players: int, opponents: list, human: int = 0, seed: int | Non
     (default: the agent's name; the command line gives the specs as typed, so ``best`` is ``best``)."""
     read = read or sys.stdin.readline
     write = write or (lambda text: (sys.stdout.write(text), sys.stdout.flush()))
-    if labels is not None and len(labels) != len(opponents):
+    if labels is None:
+        labels = [getattr(agent, "name", agent) for agent in opponents]
+    elif len(labels) != len(opponents):
         raise ValueError(f"labels has {len(labels)} entries and opponents {len(opponents)}: "
                          "give one label per opponent")
     game = raw_env(num_players=num_players, mode="game", **rules)
@@ -248,7 +250,7 @@ def play_game(num_players: int, opponents: list, human: int = 0, seed: int | Non
     for index, seat in enumerate(others):
         which = min(index, len(opponents) - 1)
         seat_agent[seat] = opponents[which]
-        seat_label[seat] = labels[which] if labels is not None else getattr(opponents[which], "name", opponents[which])
+        seat_label[seat] = labels[which]
     for agent in seat_agent.values():
         if hasattr(agent, "bind"):
             agent.bind(game.rules)

@@ -115,10 +115,13 @@ except KeyboardInterrupt:
 except ModuleNotFoundError as error:  # torch or TensorBoard not installed: one line that says how, not a traceback
     if __name__ != "__main__":
         raise
-    from spoilfive_env.cli import install_hint
+    try:
+        from spoilfive_env.cli import install_hint
 
-    print(f"train.py: error: training needs {error.name}, which is not installed: {install_hint('train')}",
-          file=sys.stderr)
+        hint = install_hint("train")
+    except ModuleNotFoundError:  # spoilfive's own dependencies are missing too: nothing of it is installed
+        hint = 'install spoilfive from its checkout first (README, "Set up")'
+    print(f"train.py: error: training needs {error.name}, which is not installed: {hint}", file=sys.stderr)
     raise SystemExit(2) from None
 
 

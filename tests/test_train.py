@@ -198,6 +198,20 @@ def test_without_torch_train_py_says_how_to_install_it_in_one_line(tmp_path):
     assert 'pip install -c .ci/constraints.txt -e ".[train]"' in proc.stderr and not list(tmp_path.iterdir())
 
 
+def test_without_spoilfive_installed_train_py_still_answers_in_one_line(tmp_path):
+    # torch and gymnasium both missing: the hint cannot come from spoilfive_env, which needs gymnasium
+    script = ("import runpy, sys\n"
+              "sys.modules['torch'] = sys.modules['gymnasium'] = None\n"
+              f"sys.argv = ['train.py', '--runs-dir', {str(tmp_path)!r}]\n"
+              "runpy.run_path('train.py', run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=train_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("train.py: error: training needs torch, which is not installed: install spoilfive")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_bad_backend_variable_is_refused_before_the_run_folder_is_made(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--runs-dir", str(tmp_path / "runs")], cwd=ROOT,
                           env={**train_env(), "SPOILFIVE_RULES": "cuda"}, capture_output=True, text=True, timeout=120)

@@ -299,12 +299,7 @@ class SpoilFiveCore:
         without building the others' when the observation is compiled.
         """
         if games is not None:
-            given = np.asarray(games)
-            if given.ndim != 1 or (given.size and (given.dtype.kind not in "iu" or given.min() < 0
-                                                   or given.max() >= self.batch_size)):
-                raise ValueError(f"games must be integer game indices 0-{self.batch_size - 1}, "
-                                 f"got {_describe_array(given)}")
-            games = given.astype(np.int64)
+            games = self._game_rows(games, "games")
         if seats is None:
             seats = self.current
         else:
@@ -410,12 +405,7 @@ class SpoilFiveCore:
 
     def subset(self, indices) -> SpoilFiveCore:
         """A new core holding copies of the games at ``indices`` (repeats allowed)."""
-        given = np.asarray(indices)
-        if given.size and (given.dtype.kind not in "iu" or given.ndim != 1
-                           or given.min() < 0 or given.max() >= self.batch_size):
-            raise ValueError(f"indices must be integer game indices 0-{self.batch_size - 1}, "
-                             f"got {_describe_array(given)}")
-        indices = given.astype(np.int64).reshape(-1)
+        indices = self._game_rows(indices, "indices")
         clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode,
                               reward=self.reward_mode, deal=False)
         clone.batch_size = len(indices)
@@ -443,6 +433,16 @@ class SpoilFiveCore:
                 f"hands: {hands}")
 
     # ------------------------------------------------------------------ internals
+    def _game_rows(self, given, name: str) -> np.ndarray:
+        """``given`` as int64 game indices, 1-D, each 0 to B-1, repeats allowed (``observe``'s ``games``,
+        ``subset``'s ``indices``); a ``ValueError`` naming the argument ``name`` otherwise."""
+        given = np.asarray(given)
+        if given.ndim != 1 or (given.size and (given.dtype.kind not in "iu" or given.min() < 0
+                                               or given.max() >= self.batch_size)):
+            raise ValueError(f"{name} must be integer game indices 0-{self.batch_size - 1}, "
+                             f"got {_describe_array(given)}")
+        return given.astype(np.int64)
+
     def _indices(self, where) -> np.ndarray:
         """The game indices a ``where`` selects: a bool mask ``(B,)`` or distinct integer indices."""
         if where is None:

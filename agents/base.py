@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from spoilfive_env.actions import DECLINE_ROB, NUM_ACTIONS, ROB_FIRST, action_str
+from spoilfive_env.actions import DECLINE_ROB, NUM_ACTIONS, ROB_FIRST, action_str, allowed
 from spoilfive_env.core import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_ROB, make_generator
 from spoilfive_env.observation import CHIP_SCALE, OBS_DIM, SLICES, observation_bounds
 from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, Rules
@@ -318,8 +318,7 @@ def checked_actions(who: str, chosen, masks: np.ndarray, games=None) -> np.ndarr
                else f"{chosen!r:.60} ({type(chosen).__name__})")
         raise ValueError(f"{who} returned {got} for {rows} row{'s' * (rows != 1)}: act_batch must return one legal "
                          f"integer action per row (an integer array of shape ({rows},))")
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    legal = in_range & masks[np.arange(rows), actions * in_range].astype(bool)
+    legal = allowed(masks, actions)
     if not legal.all():
         row = int(np.flatnonzero(~legal)[0])
         where = f"in game {int(games[row])}" if games is not None else f"in row {row} of the batch it was given"

@@ -59,6 +59,13 @@ def action_array(actions, shape: tuple) -> np.ndarray:
     return actions.astype(np.int64)
 
 
+def allowed(masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Bool ``(B,)``: which of ``actions`` (int ``(B,)``, one a row) their row of ``masks`` ``(B, 107)`` allows; an
+    id outside 0-106 is not allowed (and indexes no column)."""
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    return in_range & masks[np.arange(len(actions)), actions * in_range].astype(bool, copy=False)
+
+
 def action_str(action: int, symbols: bool = False) -> str:
     """Human text for an action id, e.g. ``"play 5H"``, ``"rob, discard 2C"``, ``"claim"``."""
     action = action_id(action)

@@ -63,7 +63,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str
+from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str, allowed
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, check_fits_in_memory, checked_seed
 from spoilfive_env.env import render_table
 from spoilfive_env.observation import observation_bounds
@@ -123,8 +123,7 @@ def core_seed(seed: int) -> int:
 
 def not_legal(core: SpoilFiveCore, actions: np.ndarray) -> np.ndarray:
     """Bool ``(B,)``: which of ``actions`` (int ``(B,)``, one per game) are not legal now, out of range included."""
-    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    return ~(in_range & core.legal_mask()[np.arange(len(actions)), actions * in_range])
+    return ~allowed(core.legal_mask(), actions)
 
 
 def forfeit_rewards(core: SpoilFiveCore, games: np.ndarray, seats: np.ndarray) -> np.ndarray:

@@ -29,6 +29,9 @@ EXAMPLES = ROOT / "examples"
 # Tianshou 2 needs Python 3.11: on 3.10 the test extra leaves it out (pyproject.toml) and its tests skip.
 needs_tianshou = pytest.mark.skipif(importlib.util.find_spec("tianshou") is None,
                                     reason="Tianshou 2 needs Python 3.11 or newer")
+# TorchRL 0.13 needs torch 2.7 (TensorDict's hoptorch): the floors job's run on torch 2.4 leaves it out.
+needs_torchrl = pytest.mark.skipif(importlib.util.find_spec("torchrl") is None,
+                                   reason="TorchRL is not installed (it needs torch 2.7 or newer)")
 
 
 def load_example(name: str):
@@ -291,6 +294,7 @@ def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_n
 
 
 # ---------------------------------------------------------------------- TorchRL
+@needs_torchrl
 def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_as_it_is():
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
     from torchrl.envs.utils import MarlGroupMapType, check_env_specs
@@ -306,6 +310,7 @@ def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_as_it_is():
     assert rollout["next", "done"].any()
 
 
+@needs_torchrl
 def test_torchrl_example_trains_and_evaluates():
     example = load_example("torchrl_ppo")
     assert example.main(["--iterations", "2", "--frames-per-batch", "128", "--minibatch-size", "64",
@@ -436,7 +441,8 @@ def test_cleanrl_script_runs_as_a_subprocess(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["cleanrl_ppo", "rllib_ppo", "sb3_maskable_ppo",
-                                  pytest.param("tianshou_ppo", marks=needs_tianshou), "torchrl_ppo"])
+                                  pytest.param("tianshou_ppo", marks=needs_tianshou),
+                                  pytest.param("torchrl_ppo", marks=needs_torchrl)])
 @pytest.mark.parametrize("argv, says", [
     (["--seed", "99999999999999999999"], "give a seed from 0 to 4,294,967,295"),
     (["--eval-deals", "99999999999"], "give at most 1,000,000 deals"),

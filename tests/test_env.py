@@ -125,6 +125,16 @@ def test_render_without_mode_warns_and_returns_none():
 # ---------------------------------------------------------------- the contract
 
 
+def test_no_parallel_view_one_player_acts_at_a_time():
+    """docs/integrations.md: the env is not parallelizable, and PettingZoo's converter says so by that key."""
+    from pettingzoo.utils.conversions import aec_to_parallel
+
+    game = env(num_players=4)
+    assert game.metadata["is_parallelizable"] is False
+    with pytest.raises(AssertionError, match="is_parallelizable"):
+        aec_to_parallel(game)
+
+
 def test_metadata_agents_and_spaces():
     game = env(num_players=5)
     assert game.metadata["name"] == "spoil_five_v0"

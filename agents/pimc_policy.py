@@ -108,12 +108,6 @@ def _weight(name: str, value) -> float:
     return _checked_number(name, value, f"a finite number from 0 to {MAX_WEIGHT:,}", high=MAX_WEIGHT)
 
 
-def _observe_rows(core, rows: np.ndarray) -> np.ndarray:
-    """The observations of the games ``rows`` (sorted, distinct) only: the whole batch's when they
-    are all of it, else those of a subset, not the whole batch's cut down."""
-    return core.observe() if len(rows) == core.batch_size else core.subset(rows).observe()
-
-
 class PolicyPIMCAgent(PIMCAgent):
     """Determinised search with a trained policy playing the rollouts (module docstring).
 
@@ -226,7 +220,7 @@ class PolicyPIMCAgent(PIMCAgent):
         actions = self._model_actions(core, masks, inner)
         rows = np.flatnonzero(inner)
         if len(rows):
-            actions[rows] = self._inner.act_batch(_observe_rows(core, rows), masks[rows])
+            actions[rows] = self._inner.act_batch(core.observe(games=rows), masks[rows])
         return actions
 
     def _next_turn(self, core, masks) -> np.ndarray:
@@ -246,7 +240,7 @@ class PolicyPIMCAgent(PIMCAgent):
             actions = masks.argmax(axis=1)  # the forced moves, which a greedy policy is not asked
             rows = self._policy_rows(~inner, masks)
             if len(rows):
-                actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
+                actions[rows] = self.policy.act_batch(core.observe(games=rows), masks[rows])
             return actions
         others = core.current != 0
         mine = ~others & ~inner
@@ -254,7 +248,7 @@ class PolicyPIMCAgent(PIMCAgent):
             actions = core_rule_actions(core, masks, self.others == "spoiler")  # a forced move too
             rows = self._policy_rows(mine, masks)
             if len(rows):  # observe only the searcher's games: a fraction of the batch, one per seat
-                actions[rows] = self.policy.act_batch(_observe_rows(core, rows), masks[rows])
+                actions[rows] = self.policy.act_batch(core.observe(games=rows), masks[rows])
             return actions
         observations = core.observe()
         actions = np.zeros(len(masks), np.int64)

@@ -405,13 +405,7 @@ class SpoilFiveCore:
 
     def subset(self, indices) -> SpoilFiveCore:
         """A new core holding copies of the games at ``indices`` (repeats allowed)."""
-        indices = self._game_rows(indices, "indices")
-        clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode,
-                              reward=self.reward_mode, deal=False)
-        clone.batch_size = len(indices)
-        clone._all = np.arange(len(indices))
-        for name in STATE_FIELDS:
-            setattr(clone, name, getattr(self, name)[indices].copy())
+        clone = self._copy_of_rows(self._game_rows(indices, "indices"))
         clone.rng = np.random.default_rng(self.rng.integers(2**63))
         return clone
 
@@ -433,6 +427,17 @@ class SpoilFiveCore:
                 f"hands: {hands}")
 
     # ------------------------------------------------------------------ internals
+    def _copy_of_rows(self, indices: np.ndarray) -> SpoilFiveCore:
+        """A core holding copies of the games at ``indices`` (checked int64), drawing nothing: it shares this
+        core's generator (:meth:`subset` gives it one of its own; the NumPy observation of some games only reads it)."""
+        clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode, reward=self.reward_mode,
+                              rng=self.rng, deal=False)
+        clone.batch_size = len(indices)
+        clone._all = np.arange(len(indices))
+        for name in STATE_FIELDS:
+            setattr(clone, name, getattr(self, name)[indices])  # an integer index copies
+        return clone
+
     def _game_rows(self, given, name: str) -> np.ndarray:
         """``given`` as int64 game indices, 1-D, each 0 to B-1, repeats allowed (``observe``'s ``games``,
         ``subset``'s ``indices``); a ``ValueError`` naming the argument ``name`` otherwise."""

@@ -180,13 +180,17 @@ def build_observation(core, seats: np.ndarray, games: np.ndarray | None = None) 
 
 def numpy_observation(core, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state: the
-    definition, in NumPy. With ``games``, those games' rows (taken from the whole batch's).
+    definition, in NumPy. With ``games``, those games' rows (built from a copy of those games alone).
 
     One scatter writes every one-hot block, the current trick (its cards and the relative
     seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:
     few operations whatever the batch size. An absent value (seat or card -1) writes its 0
     into a sink column that is 0 at this table anyway.
     """
+    if games is not None:  # those games alone, copied (none: a batch of 0 has no seat rows to reshape)
+        if not len(games):
+            return np.zeros((0, OBS_DIM), np.float32)
+        return numpy_observation(core._copy_of_rows(games), seats[games])
     B, n = core.batch_size, core.num_players
     starts, constant, sink, seat_range, seat_mod = _scatter_layout(n, core.rules.partnerships, core.mode == "game")
     rows = core._all
@@ -244,7 +248,7 @@ def numpy_observation(core, seats: np.ndarray, games: np.ndarray | None = None) 
         place = _START["hand_place"]
         obs[:, place] = core.hand_index / core.rules.num_hands
         obs[:, place + 1] = core.hand_index >= core.rules.num_hands
-    return obs if games is None else obs[games]
+    return obs
 
 
 _backend = LazyBackend("SPOILFIVE_OBSERVATION", numpy_observation, "spoilfive_env.observation_kernel",

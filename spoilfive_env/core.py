@@ -296,7 +296,7 @@ class SpoilFiveCore:
 
         ``games``: game indices (ints, 1-D): only those games' observations ``(len(games), OBS_DIM)``,
         in that order, as ``observe(seats)[games]`` (``seats`` still one, or one per game of the batch),
-        without building the others' when the observation is compiled.
+        without building the others'.
         """
         if games is not None:
             games = self._game_rows(games, "games")

@@ -428,14 +428,17 @@ class SpoilFiveCore:
 
     # ------------------------------------------------------------------ internals
     def _copy_of_rows(self, indices: np.ndarray) -> SpoilFiveCore:
-        """A core holding copies of the games at ``indices`` (checked int64), drawing nothing: it shares this
-        core's generator (:meth:`subset` gives it one of its own; the NumPy observation of some games only reads it)."""
-        clone = SpoilFiveCore(max(len(indices), 1), rules=self.rules, mode=self.mode, reward=self.reward_mode,
-                              rng=self.rng, deal=False)
+        """A core holding copies of the games at ``indices`` (checked int64), drawing nothing. What is not of
+        the games (the rules, the seat tables, the generator) it shares: :meth:`subset` gives it a generator
+        of its own; the NumPy observation of some games only reads it. No constructor: it would allocate
+        every state field only for them to be replaced, several times the cost of the copy at small batches."""
+        clone = object.__new__(SpoilFiveCore)
+        clone.__dict__.update(self.__dict__)
         clone.batch_size = len(indices)
         clone._all = np.arange(len(indices))
         for name in STATE_FIELDS:
             setattr(clone, name, getattr(self, name)[indices])  # an integer index copies
+        clone._mask_cache = None if self._mask_cache is None else self._mask_cache[indices]
         return clone
 
     def _game_rows(self, given, name: str) -> np.ndarray:

@@ -180,7 +180,8 @@ def build_observation(core, seats: np.ndarray, games: np.ndarray | None = None) 
 
 def numpy_observation(core, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
     """Observations ``(B, OBS_DIM)`` of ``seats`` (one seat per game) from a core's state: the
-    definition, in NumPy. With ``games``, those games' rows (built from a copy of those games alone).
+    definition, in NumPy. With ``games``, those games' rows: built from a copy of those games when they are at
+    most half the batch, else taken from the whole batch's.
 
     One scatter writes every one-hot block, the current trick (its cards and the relative
     seat at each position) and the table's constant columns, from rows of a ``(k, B)`` array:

@@ -475,7 +475,7 @@ def test_compiled_observation_equals_the_numpy_definition(rules, mode):
             seats = ((core.current + shift) % n).astype(np.int8)
             whole = obs_module.numpy_observation(core, seats)
             np.testing.assert_array_equal(kernel.build_observation(core, seats), whole)
-            # any order, repeats too; a few of the games (the definition copies them) and most of them (it does not)
+            # any order, repeats too; a few of the games and most of them
             for games in (rng.choice(core.batch_size, size=int(rng.integers(0, 20))),
                           rng.choice(core.batch_size, size=int(rng.integers(33, 80)))):
                 np.testing.assert_array_equal(kernel.build_observation(core, seats, games), whole[games])

@@ -169,7 +169,7 @@ def test_observations_are_int8_masks_float_vectors_and_fresh_copies(num_players)
         observation, _, termination, truncation, _ = game.last()
         assert observation["action_mask"].dtype == np.int8 and observation["action_mask"].shape == (NUM_ACTIONS,)
         assert observation["observation"].dtype == np.float32 and observation["observation"].shape == (OBS_DIM,)
-        again = game.observe(agent)
+        again = {key: value.copy() for key, value in game.observe(agent).items()}  # as it was before the writes
         observation["observation"][:] = -7.0
         observation["action_mask"][:] = 1
         fresh = game.observe(agent)

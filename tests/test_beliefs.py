@@ -89,6 +89,9 @@ def test_the_command_prints_the_figures(capsys):
 
     result = json.loads(capsys.readouterr().out)
     assert result["agents"] == "spoiler" and result["model"] == "greedy" and result["games"] == 8
+    assert result["samples"] == 4 and result["decisions"] > 0
+    # the figures are the probe's own, run with the flags' values and the defaults (3 players, floor 0.05, seed 0)
+    assert result == belief_accuracy(3, "spoiler", "greedy", games=8, samples=4)
 
 
 def test_bad_calls_of_the_functions_say_what_is_allowed():

@@ -70,16 +70,18 @@ def train():
 
 def out_of_range_values(train):
     """One value below (or above) the range of every numeric option, and a bad value of every
-    choice and list option."""
+    choice and list option; a value out of range is refused naming it and the option's range."""
     cases = []
     for name, (low, high) in train.RANGES.items():
         flag = train.flag(name)
         below = low - 1 if isinstance(low, int) else (0.0 if name in train.ABOVE_ZERO else low - 0.5)
-        cases.append(([flag, str(below)], flag))
+        outside = [str(below)]
         if high is not None:
-            cases.append(([flag, str(high + 1)], flag))
+            outside.append(str(high + 1))
         if isinstance(low, float):
-            cases.append(([flag, "nan"], flag))
+            outside.append("nan")
+        for text in outside:
+            cases.append(([flag, text], (flag, "is not allowed: it must be", train.allowed_range(name))))
     for name in train.CHOICES:
         cases.append(([train.flag(name), "nonsense"], train.flag(name)))
     cases += [
@@ -108,11 +110,12 @@ def out_of_range_values(train):
 def test_train_refuses_every_option_out_of_its_range(train, tmp_path, capsys):
     cases = out_of_range_values(train)
     assert len(cases) > 50
-    for args, flag in cases:
+    for args, words in cases:
         with pytest.raises(SystemExit) as stopped:
             train.main(["--runs-dir", str(tmp_path / "runs"), *args])
         assert stopped.value.code == BAD_USAGE, args
-        assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, flag)
+        words = (words,) if isinstance(words, str) else words  # the flag; or the value and what is allowed
+        assert_one_line_refusal(capsys.readouterr().err, stopped.value.code, *words)
         assert not (tmp_path / "runs").exists(), args
 
 

@@ -210,7 +210,7 @@ EVALUATE_SUBPROCESS = [
     (["--agents", "random", "--players", "1"], ["--players", "'1' is not allowed", "2 to 10"]),
 ]
 EVALUATE_CASES = [
-    (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus"]),
+    (["--agents", "random", "--rule", "jink_bonus=-1"], ["--rule", "jink_bonus=-1 is not allowed: it must be 0 to"]),
     (["--agents", "random", "--rule", "no_such_rule=1"], ["--rule", "unknown rules option 'no_such_rule'",
                                                           "--rule takes allow_jink, ante, conceal_ace_penalty, "
                                                           "dealer_ante, jink_bonus, max_hands, num_hands, "
@@ -222,7 +222,7 @@ EVALUATE_CASES = [
     (["--agents", "random", "--rule", "ante=1", "--rule", "ante=2"], ["--rule ante is given more than once"]),
     (["--agents", "random,missing.pt"], ["--agents", "does not exist"]),
     (["--agents", ","], ["--agents", "at least one"]),
-    (["--agents", "pimc:samples=0"], ["--agents", "samples"]),
+    (["--agents", "pimc:samples=0"], ["--agents", "samples=0 is not allowed", "from 1 to 16,384"]),
     (["--agents", "random", "--players", "11"], ["--players", "'11' is not allowed", "2 to 10"]),
     (["--agents", "random,greedy,spoiler", "--players", "2"], ["--agents", "do not fit"]),
     (["--agents", "random", "--seed", "-3"], ["--seed", "a seed from 0 to 4,294,967,295"]),
@@ -253,9 +253,10 @@ def test_evaluate_refuses_every_kind_of_bad_value(capsys, args, words):
 
 
 BENCH_CASES = [
-    (["--seconds", "0"], ["--seconds"]), (["--seconds", "inf"], ["--seconds"]),
-    (["--players", "1"], ["--players", "2-10"]), (["--players", "4,x"], ["--players"]),
-    (["--batch-sizes", "0"], ["--batch-sizes"]), (["--seed", "-1"], ["--seed"]),
+    (["--seconds", "0"], ["--seconds", "0.01 to 3600 seconds"]), (["--seconds", "inf"], ["--seconds", "0.01 to 3600"]),
+    (["--players", "1"], ["--players", "2-10"]), (["--players", "4,x"], ["--players", "a comma-separated list"]),
+    (["--batch-sizes", "0"], ["--batch-sizes", "whole numbers of at least 1"]),
+    (["--seed", "-1"], ["--seed", "a seed from 0 to 4,294,967,295"]),
     (["--batch-sizes", "4,1000000000000"], ["--batch-sizes", "batch_size=1000000000000 is not allowed here"]),
     (["--players", "3,,4"], ["--players", "'3,,4': an empty item"]), (["--batch-sizes", "64,"], ["an empty item"]),
     (["--players", "4,4"], ["--players", "distinct"]),
@@ -294,9 +295,11 @@ PLAY_SUBPROCESS = [
     (["--players", "1"], ["--players", "2 to 10"]), (["--players", "3", "--seat", "3"], ["--seat 3", "0-2"]),
 ]
 PLAY_CASES = [
-    (["--seat", "-1"], ["--seat"]), (["--opponents", "nobody"], ["--opponents", "unknown agent"]),
+    (["--seat", "-1"], ["--seat", "'-1' is not allowed: give a whole number of at least 0"]),
+    (["--opponents", "nobody"], ["--opponents", "unknown agent"]),
     (["--players", "3", "--opponents", "random,greedy,spoiler"], ["--opponents", "2 other seats"]),
-    (["--hands", "0"], ["--hands"]), (["--preset", "casino"], ["--preset", "default, hoyle"]),
+    (["--hands", "0"], ["--hands", "'0' is not allowed: give a whole number of at least 1"]),
+    (["--preset", "casino"], ["--preset", "default, hoyle"]),
     # past the rules' max_hands: the refusal named max_hands=50, which no flag here sets, and said 1 to 32767
     (["--hands", "51"], ["--hands 51 is not allowed: give 1 to 50"]),
     (["--hands", "99999", "--preset", "hoyle"], ["--hands 99999 is not allowed: give 1 to 50"]),

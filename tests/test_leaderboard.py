@@ -14,6 +14,7 @@ from conftest import INTERRUPTED, ctrl_c_on_call, exit_status
 pytest.importorskip("choix")
 
 from agents import BEST  # noqa: E402
+from agents.evaluate import evaluate  # noqa: E402
 from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
 from agents.spoiling import overtake_events, stops  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
@@ -59,6 +60,12 @@ def test_every_pairing_is_played_on_the_same_deals(board):
     for t in tables:
         assert t["fair_share"] == 0.25
         assert 0 <= t["pools_won"] <= DEALS * 4 and t["pools_won"] + t["table_pools_won"] <= DEALS * 4
+    # Each table is its pairing's tournament on the board's deals: replayed for the two quick pairings.
+    quick = [t for t in tables if {t["agent"], t["table_of"]} == {"random", "greedy"}]
+    assert len(quick) == 2
+    for t in quick:
+        lone = evaluate([t["agent"], t["table_of"]], 4, DEALS, board["seed"])["entries"][0]
+        assert (t["pools_won"], t["mean_equity"]) == (lone["pools_won"], pytest.approx(lone["mean_equity"]))
 
 
 def test_spoiling_figures_tell_spoilers_from_greedy_players():

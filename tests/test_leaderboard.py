@@ -233,9 +233,9 @@ def test_the_human_table(capsys):
     (["--agents", "greedy,nobody"], "unknown agent 'nobody'"),
     (["--agents", "greedy,random", "--players", "1,4"], "table sizes"),
     (["--agents", "greedy,random", "--players", "four"], "table sizes"),
-    (["--agents", "greedy,random", "--deals", "0"], "--deals"),
+    (["--agents", "greedy,random", "--deals", "0"], "--deals: '0' is not allowed: give a whole number of at least 1"),
     (["--agents", "greedy,random", "--deals", "1000001"], "at most 1,000,000"),
-    (["--agents", "greedy,random", "--seed", "-1"], "--seed"),
+    (["--agents", "greedy,random", "--seed", "-1"], "--seed: '-1' is not allowed: give a seed from 0 to 4,294,967,295"),
     (["--agents", "greedy,random", "--plot", "board.txt"], ".png"),
     (["--agents", "greedy,random", "--plot", ".png"], "with a file name"),  # was written as a hidden file
     (["--agents", "greedy,random", "--plot", "plots/.SVG"], "with a file name"),

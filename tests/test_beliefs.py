@@ -67,10 +67,10 @@ def test_a_network_model_scores_every_play():
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--floor", "2"], "--floor"),
-    (["--model", "pimc"], "--model"),
+    (["--floor", "2"], "--floor 2 is not allowed: it must be above 0 and at most 1"),
+    (["--model", "pimc"], "--model: model 'pimc' is not allowed: choose spoiler or greedy, or a policy checkpoint"),
     (["--agents", "nobody"], "unknown agent 'nobody'"),
-    (["--games", "0"], "--games"),
+    (["--games", "0"], "--games: '0' is not allowed: give a whole number of at least 1"),
     (["--players", "11"], "2 to 10"),
     (["--games", "1000000000"], "at most 1,000,000"),
     (["--games", "1000", "--samples", "100000"], "at most 1,000,000"),

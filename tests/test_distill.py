@@ -114,7 +114,7 @@ def test_the_command_fits_a_network_to_pimc_for_the_other_seats(tmp_path, capsys
     (["--out", "x.pt", "--policy", "no-such-policy"], "no checkpoint file"),
     (["--out", "x.pt", "--policy", "no-such-policy"], "give a checkpoint's path or the name of one shipped in "
                                                       "agents/checkpoints (ppo"),
-    (["--out", "x.pt", "--tau", "0"], "--tau"),
+    (["--out", "x.pt", "--tau", "0"], "--tau: '0' is not allowed: give a finite number above 0"),
     (["--out", "x.pt", "--expert", "ppo"], "invalid choice: 'ppo'"),
     # values the fit cannot hold: a traceback (--epochs, --lr) or a checkpoint of NaN (--lr, --tau), after the search
     (["--out", "x.pt", "--players", "3", "--deals", "2", "--epochs", "99999999999999999999"],

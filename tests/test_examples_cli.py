@@ -2,7 +2,7 @@
 
 Each case calls the script's ``main(argv)`` in this process (a subprocess per case would pay the
 torch and Ray imports every time), from an empty folder, and checks that the refusal names the
-flag and comes before any work: no ``runs/`` folder (CleanRL's TensorBoard events) is made.
+flag and what is allowed, and comes before any work: no ``runs/`` folder (CleanRL's TensorBoard events) is made.
 Sizes that depend on this machine's memory are given far beyond any machine's.
 """
 
@@ -22,52 +22,66 @@ NEEDS = {"cleanrl_ppo": "torch.utils.tensorboard", "sb3_maskable_ppo": "sb3_cont
          "torchrl_ppo": "torchrl", "rllib_ppo": "ray.rllib"}
 HUGE = "100000000000"
 
+LOADED = "cannot be loaded: unknown agent 'nope': choose one of random"
+TOO_WIDE = "is not allowed here: a layer of 1,000,000,000 is too wide: give widths from 1 to 16,384"
+ABOVE_ZERO = "is not allowed: give a finite number above 0"
+# The refusal's line holds the flag, and what is allowed: each case's text, or every text of a tuple (the sizes
+# this machine's memory allows are its own).
 CASES = [
-    ("cleanrl_ppo", ["--opponents", "nope"], "--opponents"),
-    ("cleanrl_ppo", ["--exp-name", "a/b/c"], "--exp-name"),
-    ("cleanrl_ppo", ["--exp-name", " run"], "--exp-name"),
-    ("cleanrl_ppo", ["--exp-name", "x" * 201], "--exp-name"),
-    ("cleanrl_ppo", ["--exp-name", ""], "--exp-name"),
-    ("cleanrl_ppo", ["--learning-rate", "-1"], "--learning-rate"),
-    ("cleanrl_ppo", ["--gamma", "1.5"], "--gamma"),
-    ("cleanrl_ppo", ["--gae-lambda", "nan"], "--gae-lambda"),
-    ("cleanrl_ppo", ["--clip-coef", "0"], "--clip-coef"),
-    ("cleanrl_ppo", ["--ent-coef", "-0.1"], "--ent-coef"),
+    ("cleanrl_ppo", ["--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("cleanrl_ppo", ["--exp-name", "a/b/c"], "--exp-name 'a/b/c' is not allowed: a name, not a path or nothing"),
+    ("cleanrl_ppo", ["--exp-name", " run"], "--exp-name ' run' is not allowed: a name without spaces at either end, "
+                                             "at most 200 characters"),
+    ("cleanrl_ppo", ["--exp-name", "x" * 201], ("--exp-name 'xxx", "' is not allowed: a name without spaces at either "
+                                                "end, at most 200 characters")),
+    ("cleanrl_ppo", ["--exp-name", ""], "--exp-name '' is not allowed: a name, not a path or nothing"),
+    ("cleanrl_ppo", ["--learning-rate", "-1"], f"--learning-rate: '-1' {ABOVE_ZERO}"),
+    ("cleanrl_ppo", ["--gamma", "1.5"], "--gamma: '1.5' is not allowed: give a number from 0 to 1"),
+    ("cleanrl_ppo", ["--gae-lambda", "nan"], "--gae-lambda: 'nan' is not allowed: give a finite number"),
+    ("cleanrl_ppo", ["--clip-coef", "0"], f"--clip-coef: '0' {ABOVE_ZERO}"),
+    ("cleanrl_ppo", ["--ent-coef", "-0.1"], "--ent-coef: '-0.1' is not allowed: give a number of at least 0"),
     ("cleanrl_ppo", ["--learning-rate", "1e308"], "'1e308' is not allowed: give a learning rate above 0, at most 1"),
     ("cleanrl_ppo", ["--clip-coef", "1e308"], "--clip-coef 1e+308 is not allowed: give at most 1,000,000"),
     ("cleanrl_ppo", ["--ent-coef", "1000001"], "--ent-coef 1000001.0 is not allowed: give at most 1,000,000"),
     ("cleanrl_ppo", ["--vf-coef", "1e308"], "--vf-coef 1e+308 is not allowed: give at most 1,000,000"),
-    ("cleanrl_ppo", ["--vf-coef", "abc"], "--vf-coef"),
-    ("cleanrl_ppo", ["--max-grad-norm", "inf"], "--max-grad-norm"),
-    ("cleanrl_ppo", ["--total-timesteps", "abc"], "--total-timesteps"),
-    ("cleanrl_ppo", ["--num-minibatches", "100", "--num-envs", "2", "--num-steps", "2"], "--num-minibatches"),
-    ("cleanrl_ppo", ["--num-envs", HUGE], "--num-envs"),
-    ("cleanrl_ppo", ["--num-envs", "1000000", "--num-steps", "1000000"], "--num-envs"),
-    ("sb3_maskable_ppo", ["--opponents", "nope"], "--opponents"),
-    ("sb3_maskable_ppo", ["--route", "single", "--opponents", "nope"], "--opponents"),
-    ("sb3_maskable_ppo", ["--self-play", "4", "--opponents", "nope"], "--opponents"),
-    ("sb3_maskable_ppo", ["--num-envs", HUGE], "--num-envs"),
-    ("sb3_maskable_ppo", ["--num-envs", "50000000"], "--num-envs"),
-    ("sb3_maskable_ppo", ["--timesteps", "1.5"], "--timesteps"),
-    ("tianshou_ppo", ["--hidden", "1000000000"], "--hidden"),
-    ("tianshou_ppo", ["--episodes", HUGE], "--episodes"),
-    ("tianshou_ppo", ["--minibatch-size", "1"], "--minibatch-size"),
-    ("tianshou_ppo", ["--lr", "0"], "--lr"),
+    ("cleanrl_ppo", ["--vf-coef", "abc"], "--vf-coef: 'abc' is not a number"),
+    ("cleanrl_ppo", ["--max-grad-norm", "inf"], "--max-grad-norm: 'inf' is not allowed: give a finite number"),
+    ("cleanrl_ppo", ["--total-timesteps", "abc"], "--total-timesteps: 'abc' is not a whole number"),
+    ("cleanrl_ppo", ["--num-minibatches", "100", "--num-envs", "2", "--num-steps", "2"],
+     "--num-minibatches 100 is not allowed with --num-envs 2 x --num-steps 2 = 4 decisions a rollout: give at most 2"),
+    ("cleanrl_ppo", ["--num-envs", HUGE], (f"--num-envs={HUGE} is not allowed here", "allowed: at most")),
+    ("cleanrl_ppo", ["--num-envs", "1000000", "--num-steps", "1000000"],
+     ("--num-envs 1000000 x --num-steps 1000000 is not allowed here", "allowed: at most")),
+    ("sb3_maskable_ppo", ["--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("sb3_maskable_ppo", ["--route", "single", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("sb3_maskable_ppo", ["--self-play", "4", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("sb3_maskable_ppo", ["--num-envs", HUGE], (f"--num-envs={HUGE} is not allowed here", "allowed: at most")),
+    ("sb3_maskable_ppo", ["--num-envs", "50000000"], ("--num-envs=50000000 is not allowed here", "allowed: at most")),
+    ("sb3_maskable_ppo", ["--timesteps", "1.5"], "--timesteps: '1.5' is not a whole number"),
+    ("tianshou_ppo", ["--hidden", "1000000000"], f"--hidden 1000000000 {TOO_WIDE}"),
+    ("tianshou_ppo", ["--episodes", HUGE], (f"--episodes {HUGE} is not allowed here", "allowed: at most")),
+    ("tianshou_ppo", ["--minibatch-size", "1"], "--minibatch-size 1 is not allowed: give at least 2"),
+    ("tianshou_ppo", ["--lr", "0"], f"--lr: '0' {ABOVE_ZERO}"),
     ("tianshou_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
-    ("torchrl_ppo", ["--hidden", "1000000000"], "--hidden"),
-    ("torchrl_ppo", ["--frames-per-batch", HUGE], "--frames-per-batch"),
-    ("torchrl_ppo", ["--lr", "nan"], "--lr"),
+    ("torchrl_ppo", ["--hidden", "1000000000"], f"--hidden 1000000000 {TOO_WIDE}"),
+    ("torchrl_ppo", ["--frames-per-batch", HUGE],
+     (f"--frames-per-batch {HUGE} is not allowed here", "allowed: at most")),
+    ("torchrl_ppo", ["--lr", "nan"], "--lr: 'nan' is not allowed: give a finite number"),
     ("torchrl_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
-    ("rllib_ppo", ["--address", "127.0.0.1:1"], "--address"),
-    ("rllib_ppo", ["--address", "no-port-here"], "--address"),
-    ("rllib_ppo", ["--num-games", HUGE], "--num-games"),
-    ("rllib_ppo", ["--minibatch-size", "99999", "--batch-size", "10"], "--minibatch-size"),
-    ("rllib_ppo", ["--batch-size", "100", "--minibatch-size", "10"], "--batch-size"),
-    ("rllib_ppo", ["--batch-size", HUGE], "--batch-size"),
-    ("rllib_ppo", ["--num-cpus", HUGE], "--num-cpus"),
-    ("rllib_ppo", ["--num-env-runners", "3"], "--num-env-runners"),
-    ("rllib_ppo", ["--hidden", "32", "1000000000"], "--hidden"),
-    ("rllib_ppo", ["--lr", "-1"], "--lr"),
+    ("rllib_ppo", ["--address", "127.0.0.1:1"], ("--address '127.0.0.1:1': no Ray cluster answers there",
+                                                 "give the head node's HOST:PORT")),
+    ("rllib_ppo", ["--address", "no-port-here"], ("--address 'no-port-here': no Ray cluster answers there",
+                                                  "(it is not HOST:PORT); give the head node's HOST:PORT")),
+    ("rllib_ppo", ["--num-games", HUGE], (f"--num-games={HUGE} is not allowed here", "allowed: at most")),
+    ("rllib_ppo", ["--minibatch-size", "99999", "--batch-size", "10"],
+     "--minibatch-size 99999 is more than --batch-size 10: give a minibatch of at most the batch"),
+    ("rllib_ppo", ["--batch-size", "100", "--minibatch-size", "10"],
+     ("--batch-size 100 is too small", "give at least")),
+    ("rllib_ppo", ["--batch-size", HUGE], (f"--batch-size {HUGE} is not allowed here", "allowed: at most")),
+    ("rllib_ppo", ["--num-cpus", HUGE], f"--num-cpus {HUGE} is not allowed: give 1 to 1,024"),
+    ("rllib_ppo", ["--num-env-runners", "3"], ("--num-env-runners 3 is more than --num-cpus", "runners or more CPUs")),
+    ("rllib_ppo", ["--hidden", "32", "1000000000"], f"--hidden 32 1000000000 {TOO_WIDE}"),
+    ("rllib_ppo", ["--lr", "-1"], f"--lr: '-1' {ABOVE_ZERO}"),
     ("rllib_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
 ]
 
@@ -88,8 +102,8 @@ def example(name: str):
     return _loaded[name]
 
 
-@pytest.mark.parametrize("name, argv, flag", CASES, ids=[f"{n}:{' '.join(a)[:40]}" for n, a, _ in CASES])
-def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, flag, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("name, argv, says", CASES, ids=[f"{n}:{' '.join(a)[:40]}" for n, a, _ in CASES])
+def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, says, tmp_path, monkeypatch, capsys):
     module = example(name)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stopped:
@@ -97,7 +111,9 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_work(name, argv, f
     error = capsys.readouterr().err
     assert stopped.value.code == 2, error
     lines = error.strip().splitlines()
-    assert len(lines) == 1 and ": error: " in lines[0] and flag in lines[0], error
+    assert len(lines) == 1 and ": error: " in lines[0], error
+    for words in (says,) if isinstance(says, str) else says:
+        assert words in lines[0], (words, error)
     assert "Traceback" not in error
     assert not any(tmp_path.iterdir())  # no runs/ folder, no TensorBoard file
 

@@ -387,7 +387,7 @@ def test_bad_jink_confidence_says_what_is_allowed(bad):
 @pytest.mark.parametrize("argv, says", [
     (["x"], "'x' is not a whole number"),
     (["11"], "2 to 10 players"),
-    (["4", "--decisions", "0"], "--decisions"),
+    (["4", "--decisions", "0"], "--decisions: '0' is not allowed: give a whole number of at least 1"),
     (["4", "--decisions", "1000000000"], "at most 10,000"),
     (["4", "--agents", " , "], "give at least one agent"),
     (["4", "--agents", "best,pimc_ppo:inner_samples=-1"], "inner_samples=-1 is not allowed"),

@@ -152,7 +152,7 @@ def run(*args, timeout=120):
 @pytest.mark.parametrize("args, says", [
     (["--ray", "127.0.0.1:1"], "no Ray cluster answers there"),
     (["--shards", "2"], "--shards is for --ray"),
-    (["--ray", "--shards", "0"], "--shards"),
+    (["--ray", "--shards", "0"], "--shards: '0' is not allowed: give a whole number of at least 1"),
 ])
 def test_evaluate_refuses_bad_ray_input_in_one_line(args, says):
     result = run("-m", "agents.evaluate", "--agents", "greedy", "--deals", "10", *args)

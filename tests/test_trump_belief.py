@@ -187,12 +187,12 @@ def belief_file():
 
 @pytest.mark.parametrize("argv, says", [
     (["--players", "3,4", "--hands", "1,2,3"], "--hands 1,2,3: give one number, or one for each of the 2 table sizes"),
-    (["--players", "1"], "--players"),
+    (["--players", "1"], "--players: '1': table sizes must be 2-10"),
     (["--players", "2,3"], "--players 2: give --hands (its default is for 3, 4, 5 players only)"),
-    (["--hands", "0"], "--hands"),
+    (["--hands", "0"], "--hands: '0': give whole numbers of at least 1"),
     (["--out", "belief.txt"], "ends in .pt"),
-    (["--workers", "0"], "--workers"),
-    (["--stream-hands", "0"], "--stream-hands"),
+    (["--workers", "0"], "--workers: '0' is not allowed: give a whole number of at least 1"),
+    (["--stream-hands", "0"], "--stream-hands: '0' is not allowed: give a whole number of at least 1"),
     (["--seed", "4294967295", "--hands", "20", "--stream-hands", "10"], "would take seeds past"),
     (["--cache", __file__], "cannot be written: it is a file, not a folder"),
 ])

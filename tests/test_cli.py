@@ -82,23 +82,44 @@ def out_of_range_values(train):
             outside.append("nan")
         for text in outside:
             cases.append(([flag, text], (flag, "is not allowed: it must be", train.allowed_range(name))))
-    for name in train.CHOICES:
-        cases.append(([train.flag(name), "nonsense"], train.flag(name)))
+    for name, choices in train.CHOICES.items():
+        cases.append(([train.flag(name), "nonsense"], (train.flag(name), "invalid choice", *choices)))
+    built_in = "is not allowed: it is a built-in agent's name (random, greedy, spoiler, pimc, oracle, pimc_ppo, best)"
     cases += [
-        (["--hidden", "256,x"], "--hidden"), (["--hidden", ""], "--hidden"), (["--hidden", "0"], "--hidden"),
-        (["--eval-players", "3,11"], "--eval-players"), (["--league", "self=abc"], "--league"),
-        (["--league", "chess=1"], "--league"), (["--league", "self=-1,random=1"], "--league"),
-        (["--league", "self=0"], "--league"), (["--min-players", "6", "--max-players", "3"], "--min-players"),
-        (["--num-games", "3"], "--num-games"), (["--ship-as", "random"], "--ship-as"),
-        (["--ship-as", "best"], "--ship-as"), (["--ship-as", "pimc_ppo"], "--ship-as"),
-        (["--ship-as", "best.pt"], "--ship-as"), (["--run-name", "a/b"], "--run-name"),
-        (["--device", "quantum"], "--device"), (["--num-games", "many"], "--num-games"),
-        (["--resume", "--num-games", "8"], "--num-games"),
-        (["--league", "self=1,opponent=1"], "--opponent"), (["--opponent", "ppo-20min"], "--opponent"),
-        (["--league", "self=1,opponent=1", "--opponent", "nobody"], "--opponent"),
-        (["--init-from", "no-such-checkpoint"], "--init-from"), (["--init-from", "ppo", "--hidden", "64"], "--hidden"),
-        (["--hidden", "16,,16"], "--hidden '16,,16': an empty item"), (["--run-name", " "], "--run-name ' '"),
-        (["--run-name", "a" * 300], "at most 200 characters"), (["--exp-name", "x "], "--exp-name 'x '"),
+        (["--hidden", "256,x"], "--hidden '256,x': give comma-separated whole numbers"),
+        (["--hidden", ""], "--hidden '': give at least one number"),
+        (["--hidden", "0"], "--hidden '0': 0 is not allowed, each must be 1 to 8192"),
+        (["--eval-players", "3,11"], "--eval-players '3,11': 11 is not allowed, each must be 2 to 10"),
+        (["--league", "self=abc"], "--league item 'self=abc': the weight 'abc' is not a number"),
+        (["--league", "chess=1"], "--league item 'chess=1' must be KIND=WEIGHT with KIND one of self, snapshot, "
+                                  "spoiler, greedy, random, opponent"),
+        (["--league", "self=-1,random=1"], "--league 'self=-1,random=1': weights must be non-negative and not all "
+                                           "zero"),
+        (["--league", "self=0"], "--league 'self=0': weights must be non-negative and not all zero"),
+        (["--min-players", "6", "--max-players", "3"], "--min-players 6 is above --max-players 3"),
+        (["--num-games", "3"], "--num-games 3 is not allowed: it must be at least 4, one game per table size 3-6"),
+        (["--ship-as", "random"], f"--ship-as 'random' {built_in}"),
+        (["--ship-as", "best"], f"--ship-as 'best' {built_in}"),
+        (["--ship-as", "pimc_ppo"], f"--ship-as 'pimc_ppo' {built_in}"),
+        (["--ship-as", "best.pt"], "--ship-as 'best.pt' is not allowed: a name of letters, digits, '_', '-' and '.', "
+                                   "without .pt"),
+        (["--run-name", "a/b"], "--run-name 'a/b' is not allowed: a name, not a path"),
+        (["--device", "quantum"], "--device 'quantum' is not a device: use auto, cpu, cuda, cuda:N or mps"),
+        (["--num-games", "many"], "--num-games: 'many' is not allowed: it must be a whole number, at least 1"),
+        (["--resume", "--num-games", "8"], "--num-games cannot change when resuming (the run keeps its own); with "
+                                           "--resume give only --total-decisions"),
+        (["--league", "self=1,opponent=1"], "draws opponent tables: name their agent with --opponent SPEC"),
+        (["--opponent", "ppo-20min"], "--opponent 'ppo-20min' would play no table: give it a weight"),
+        (["--league", "self=1,opponent=1", "--opponent", "nobody"],
+         "--opponent: unknown agent 'nobody': choose one of"),
+        (["--init-from", "no-such-checkpoint"], ("--init-from: no checkpoint file at", "give a checkpoint's path or "
+                                                  "the name of one shipped in agents/checkpoints (ppo")),
+        (["--init-from", "ppo", "--hidden", "64"], "--hidden 64 does not fit --init-from ppo: its network has --hidden "
+                                                   "256,256 (leave --hidden out to take it)"),
+        (["--hidden", "16,,16"], "--hidden '16,,16': an empty item"),
+        (["--run-name", " "], "--run-name ' ' is not allowed: a name without spaces at either end, at most 200"),
+        (["--run-name", "a" * 300], "at most 200 characters"),
+        (["--exp-name", "x "], "--exp-name 'x ' is not allowed: a name without spaces at either end, at most 200"),
         (["--pfsp-temperature", "0.3"], "--pfsp-temperature 0.3 would change nothing"),
         (["--pfsp-temperature", "0.1"], "--pfsp-temperature 0.1 would change nothing"),  # the default, given
         (["--snapshot-sampling", "uniform", "--pfsp-temperature", "0.1"], "--pfsp-temperature 0.1 would change"),

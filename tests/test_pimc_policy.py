@@ -405,14 +405,30 @@ def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     assert says in error and len(error.strip().splitlines()) == 1
 
 
-def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys):
+def test_the_timing_command_times_every_agent_on_the_same_decisions(capsys, monkeypatch):
     from agents.pimc_policy import main
 
-    assert main(["3", "--decisions", "2", "--json"]) == 0
+    asked, real = {}, agents.load_agent
+
+    def recording(spec, **options):  # each timed agent keeps the decisions it is asked
+        agent = real(spec, **options)
+        act_batch = agent.act_batch
+
+        def act(observations, masks):
+            asked.setdefault(spec, []).append((observations.tobytes(), masks.tobytes()))
+            return act_batch(observations, masks)
+
+        agent.act_batch = act
+        return agent
+
+    monkeypatch.setattr(agents, "load_agent", recording)
+    assert main(["3", "--decisions", "3", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["players"] == 3 and 1 <= report["decisions"] <= 2  # the searched ones among 2 games
+    # the searched ones among 3 games: more than one, so that which ones each agent is asked can differ
+    assert report["players"] == 3 and 2 <= report["decisions"] <= 3
     assert set(report["cpu_ms_per_decision"]) == {"best", "pimc_ppo", "pimc"}
     assert all(ms > 0 for ms in report["cpu_ms_per_decision"].values())
+    assert len(asked["pimc"]) == report["decisions"] and asked["best"] == asked["pimc_ppo"] == asked["pimc"]
 
 
 def test_the_timing_command_times_the_agents_asked_for(capsys):

@@ -153,7 +153,7 @@ def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_o
     actions = agent.act_batch(core.observe(), masks)
     assert masks[np.arange(64), actions].all()
     assert np.array_equal(actions, SB3PolicyAgent(model.policy, seed=1).act_batch(core.observe(), masks))
-    with pytest.raises(ValueError, match="refresh_steps"):
+    with pytest.raises(ValueError, match="refresh_steps=0 is not allowed: it must be an integer, 1 or more"):
         SelfPlayCallback(refresh_steps=0)
 
 
@@ -204,7 +204,7 @@ def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to
     aid = next(iter(observations))
     with pytest.raises(ValueError, match="illegal action"):
         env.step({aid: int(np.flatnonzero(observations[aid]["action_mask"] == 0)[0])})
-    with pytest.raises(ValueError, match="num_games"):
+    with pytest.raises(ValueError, match="num_games=0 is not allowed: it must be a positive integer"):
         SpoilFiveMultiAgentEnv({"num_games": 0})
 
 

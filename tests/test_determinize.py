@@ -200,14 +200,17 @@ def test_bad_input_raises_value_error():
     holders, discards = sample_hidden(obs, np.random.default_rng(0))
     wrong = holders.copy()
     wrong[wrong == 0] = 1
-    with pytest.raises(ValueError, match="observed hand"):
+    with pytest.raises(ValueError, match="^row 0: seat 0's cards in holders differ from the observed hand$"):
         games_from_information(obs, wrong)
     other = SpoilFiveCore(1, rules=Rules(num_players=3), seed=0).observe()
-    with pytest.raises(ValueError, match="different table sizes"):
+    with pytest.raises(ValueError, match=r"different table sizes: \[3, 4\]"):
         read_information(np.concatenate([obs, other]))
-    with pytest.raises(ValueError, match="rules are for"):
-        sample_hidden(obs, np.random.default_rng(0), Rules(num_players=5))
-    with pytest.raises(ValueError, match="shape"):
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="rules are for 5 players but the observations come from a table of 4"):
+        sample_hidden(obs, rng, Rules(num_players=5))
+    assert rng.bit_generator.state == before  # refused before any draw
+    with pytest.raises(ValueError, match=rf"observations must have shape \(B, {OBS_DIM}\), got \(2, 10\)"):
         read_information(obs[:, :10])
 
 

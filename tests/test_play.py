@@ -65,9 +65,10 @@ def test_the_opponents_are_called_as_the_command_named_them():
 
 def test_bad_options_give_an_error():
     result = run(["--players", "4", "--opponents", "nobody"], "")
-    assert result.returncode == 2 and "unknown agent" in result.stderr
+    assert result.returncode == 2 and "unknown agent 'nobody': choose one of random, greedy" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     result = run(["--players", "3", "--seat", "5"], "")
-    assert result.returncode == 2 and "--seat" in result.stderr
+    assert result.returncode == 2 and "--seat 5 is not allowed: at 3 players the seats are 0-2" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
@@ -222,7 +223,8 @@ def test_parse_move():
     with pytest.raises(ValueError, match="type a move"):
         parse_move("", legal, PHASE_PLAY)
     assert parse_move("", legal[:1], PHASE_PLAY) == legal[0]  # Enter plays the only legal move
-    with pytest.raises(ValueError, match="did not understand"):
+    with pytest.raises(ValueError, match="^I did not understand 'hello': type a number, a card such as 5H .*or q to "
+                                         "quit$"):
         parse_move("hello", legal, PHASE_PLAY)
     with pytest.raises(Quit):
         parse_move("q", legal, PHASE_PLAY)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from conftest import assert_one_line_refusal
@@ -127,7 +128,8 @@ def test_runs_of_best_that_stood_for_different_agents_are_not_pooled(runs):
         report["lineup"] = ["best" if label == "greedy" else label for label in report["lineup"]]
     assert newer["best"] == BEST  # every report says what `best` was
     older["best"] = "pimc_ppo:samples=96"
-    with pytest.raises(ValueError, match="different agents under the name best"):
+    with pytest.raises(ValueError, match=rf"^report 1 and report 2 measured different agents under the name best "
+                                         rf"\(pimc_ppo:samples=96 and {re.escape(BEST)}\): pool one agent's runs$"):
         pool_seeds([older, newer], names="best")
     older["best"] = BEST
     assert len(pool_seeds([older, newer], names="best")[0]["seeds"]) == 2
@@ -282,7 +284,7 @@ def test_a_plot_that_cannot_be_written_is_refused_before_anything_is_read(runs, 
 
 
 def test_no_report_or_one_without_a_lineup_is_refused():
-    with pytest.raises(ValueError, match="no report to pool"):
+    with pytest.raises(ValueError, match="^no report to pool: give at least one$"):
         pool_seeds([])
     with pytest.raises(ValueError, match="first.json is not a report .*no lineup"):
         pool_seeds([{"seed": 1}], sources=["first.json"])

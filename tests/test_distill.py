@@ -196,7 +196,7 @@ def test_the_fit_holds_out_at_least_one_decision_and_refuses_too_few():
             "values": np.where(masks, rng.random((10, 107)), np.nan)}
     history = distill.fit_to_search(PolicyNet(hidden=(8,)), data, epochs=1, say=lambda text: None)
     assert np.isfinite(history[-1]["held_out_regret"])  # 5% of 10 rounds to none: one is held out anyway
-    with pytest.raises(ValueError, match="too few"):
+    with pytest.raises(ValueError, match="^1 searched decisions are too few to fit and measure: search more deals$"):
         distill.fit_to_search(PolicyNet(hidden=(8,)), {key: value[:1] for key, value in data.items()}, epochs=1)
 
 

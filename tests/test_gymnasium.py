@@ -666,16 +666,18 @@ BAD_ARGUMENTS = [
     ({"seat": True}, r"seat=True is not allowed"),
     ({"seat": "0"}, r"seat='0' is not allowed"),
     ({"illegal_action": "ignore"}, r"illegal_action='ignore' is not allowed: choose 'raise' or 'penalty'"),
-    ({"render_mode": "rgb_array"}, r"render_mode='rgb_array' is not allowed"),
-    ({"num_players": 11}, r"num_players=11 is not allowed"),
-    ({"mode": "tournament"}, r"mode='tournament' is not allowed"),
+    ({"render_mode": "rgb_array"},  # the vector env draws no 'human'
+     r"render_mode='rgb_array' is not allowed: choose None(, 'ansi' or 'human'| or 'ansi')$"),
+    ({"num_players": 11}, r"num_players=11 is not allowed: Spoil Five takes 2 to 10 players"),
+    ({"mode": "tournament"}, r"mode='tournament' is not allowed: choose one of hand, game"),
     ({"jinks": 3}, r"unknown rules option\(s\) jinks"),
 ]
 
 
 def test_a_render_mode_it_does_not_draw_is_a_value_error_and_a_type_error():
     """A TypeError too, so that SB3's make_vec_env retries without the rgb_array it asks for."""
-    with pytest.raises(ValueError, match="render_mode='rgb_array' is not allowed") as refused:
+    with pytest.raises(ValueError, match="render_mode='rgb_array' is not allowed: choose None, 'ansi' or 'human'$") \
+            as refused:
         SpoilFiveGymEnv(render_mode="rgb_array")
     assert isinstance(refused.value, TypeError)
 

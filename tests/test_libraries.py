@@ -98,7 +98,7 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
         masks = get_action_masks(venv)
         assert np.array_equal(masks, venv.action_masks()) and masks.any(axis=1).all()
         actions = random_legal(rng, masks)
-        before = venv.core.subset(np.arange(16))
+        played = venv.core.played_by >= 0
         observations, rewards, dones, infos = venv.step(actions)
         assert observations.shape == (16, spoilfive_env.OBS_DIM) and rewards.shape == (16,)
         for game in np.flatnonzero(dones):
@@ -107,7 +107,8 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
             assert not np.array_equal(infos[game]["terminal_observation"], observations[game])
             assert venv.core.trick_number[game] == 0  # the returned row is the new hand's start
         assert all("terminal_observation" not in infos[game] for game in np.flatnonzero(~dones))
-        assert before.batch_size == 16
+        # and a game that did not end goes on with its hand: every card played stays played
+        assert (venv.core.played_by[~dones] >= 0)[played[~dones]].all()
     assert seen_done > 16
 
     again = SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random")

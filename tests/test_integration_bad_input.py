@@ -104,7 +104,8 @@ def test_the_sb3_vec_env_checks_a_seed_when_it_is_given(seed):
     with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
         venv.seed(seed)  # refused now, not at the next reset after reseeding half the state
     assert venv.core.rng.bit_generator.state == before
-    venv.reset()  # the seed given at construction still stands
+    fresh = SpoilFiveSB3VecEnv(2, num_players=3, opponents="random", seed=0)
+    np.testing.assert_array_equal(venv.reset(), fresh.reset())  # the seed given at construction still stands
     assert venv.core.rng.bit_generator.state != before
 
 

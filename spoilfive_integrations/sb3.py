@@ -49,7 +49,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.base import Agent, checked_batch
 from agents.policy import checked_greedy, checked_name, sample_legal, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import SpoilFiveCore, checked_seed
+from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
@@ -283,8 +283,9 @@ class SelfPlayCallback(BaseCallback):
         self.refresh_steps = int(refresh_steps)
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"greedy={greedy!r} is not allowed: give True or False")
-        if checked_seed(seed) is None:  # each snapshot's seed is this plus its number
-            raise ValueError("seed=None is not allowed here: give a whole number 0 or more")
+        if seed is None or not (is_integer(seed) and seed >= 0):  # None too: each snapshot's is this plus its number
+            raise ValueError(f"seed={seed!r} is not allowed: give a whole number 0 or more (each snapshot's seed is "
+                             "this plus its number)")
         self.greedy = greedy
         self.seed = int(seed)
         self.snapshots = 0

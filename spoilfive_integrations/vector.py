@@ -294,15 +294,16 @@ class LearnerBatch:
         return masks
 
 
-def checked_reset(seed, options, env_name: str) -> int | None:
-    """A reset's ``seed`` as a Python int (or None), after refusing a bad seed or any option:
-    Gymnasium itself takes only a Python int, and says so in its own error type."""
+def checked_reset(seed, options, env_name: str, takes: tuple[str, ...] = ()) -> int | None:
+    """A reset's ``seed`` as a Python int (or None), after refusing a bad seed or any option but
+    ``takes`` (those the caller has already taken out): Gymnasium itself takes only a Python int, and
+    says so in its own error type."""
     seed = checked_seed(seed)
+    allowed = f"{env_name} takes only {', '.join(map(repr, takes))}" if takes else f"{env_name} takes none"
     if options is not None and not isinstance(options, Mapping):
-        raise ValueError(f"options={options!r} is not allowed: give a dict (empty: {env_name} takes no reset "
-                         "options) or None")
+        raise ValueError(f"options={options!r} is not allowed: give a dict or None (reset options: {allowed})")
     if options:
-        raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {env_name} takes none")
+        raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {allowed}")
     return seed
 
 
@@ -400,7 +401,7 @@ class SpoilFiveVectorEnv(VectorEnv):
                              f"per game, is not taken, since the {self.num_envs} games step in one core batch from "
                              "one generator; one int seeds them all and reproduces every game's deals, seats and "
                              "opponents")
-        seed = checked_reset(seed, options, type(self).__name__)
+        seed = checked_reset(seed, options, type(self).__name__, takes=("reset_mask",))
         if reset_mask is not None:
             if not self._started:
                 raise ValueError("options['reset_mask'] before the first reset(): call reset() without it to "

@@ -73,13 +73,25 @@ def test_the_vector_env_says_why_it_takes_one_seed_not_a_list():
     ({1: 2, "a": 3}, "unknown reset options 'a', 1"), ({"dealer": 0}, "unknown reset options 'dealer'"),
 ], ids=repr)
 def test_the_gymnasium_envs_refuse_reset_options_they_do_not_take(options, says):
-    for env in make_both():
+    # each says what it does take: the vector env restarts the games a reset_mask marks
+    takes = ("SpoilFiveGymEnv takes none", "SpoilFiveVectorEnv takes only 'reset_mask'")
+    for env, allowed in zip(make_both(), takes):
         env.reset(seed=0)
         before = env_state(env)
-        with pytest.raises(ValueError, match=says):
+        with pytest.raises(ValueError, match=says) as refused:
             env.reset(options=options)
+        assert allowed in str(refused.value)
         assert env_state(env) == before
         env.reset(options={})  # an empty dict is no option at all
+
+
+def test_the_vector_env_refuses_an_unknown_option_beside_its_reset_mask():
+    vector = make_both()[1]
+    vector.reset(seed=0)
+    before = env_state(vector)
+    with pytest.raises(ValueError, match="unknown reset options 'dealer': SpoilFiveVectorEnv takes only 'reset_mask'"):
+        vector.reset(options={"reset_mask": np.array([True, False, True]), "dealer": 0})
+    assert env_state(vector) == before
 
 
 def test_numpy_integer_seeds_reproduce_what_python_ints_do():
@@ -296,9 +308,10 @@ def test_the_sb3_self_play_callback_checks_its_seed_and_greedy_when_made():
     from spoilfive_integrations.sb3 import SelfPlayCallback
 
     for seed in (-1, 1.5, None, "3"):  # None too: each snapshot's seed counts on from this one
-        with pytest.raises(ValueError, match="seed.* a whole number 0 or more") as refused:
+        with pytest.raises(ValueError, match="give a whole number 0 or more") as refused:
             SelfPlayCallback(5, seed=seed)
-        assert repr(seed) in str(refused.value)
+        said = str(refused.value)
+        assert said.startswith(f"seed={seed!r} is not allowed") and "None" not in said.split("allowed")[1]
     with pytest.raises(ValueError, match="greedy='yes' is not allowed: give True or False"):
         SelfPlayCallback(5, greedy="yes")
 

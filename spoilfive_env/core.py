@@ -404,7 +404,9 @@ class SpoilFiveCore:
         )
 
     def subset(self, indices) -> SpoilFiveCore:
-        """A new core holding copies of the games at ``indices`` (repeats allowed)."""
+        """A new core holding copies of the games at ``indices`` (repeats allowed). Its generator is
+        seeded by one draw from this core's (so a seeded core's copies deal reproducibly): this core's
+        later draws shift by one. :meth:`observe` with ``games`` reads rows without a copy or a draw."""
         clone = self._copy_of_rows(self._game_rows(indices, "indices"))
         clone.rng = np.random.default_rng(self.rng.integers(2**63))
         return clone

@@ -1,5 +1,5 @@
-"""Rules that only the randomised tests guarded: partnerships, a carried pool, the hand cap, the
-concealed ace, the void proofs of the observation.
+"""Rules that only the randomised tests guarded: partnerships, a carried pool, the first dealer, the
+game's length, the hand cap, the concealed ace, the void proofs of the observation.
 
 Each test was written because a small deliberate break of the engine (a "mutant", named in the
 test's docstring), made in a mutation-testing audit, went unnoticed by every hand-worked test: it
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Deal, ScriptedHand, random_legal
+from conftest import Deal, ScriptedHand, make_env, random_legal
 
 from spoilfive_env.cards import TRUMP, card_index
 from spoilfive_env.core import SpoilFiveCore
@@ -94,6 +94,49 @@ def test_a_carried_pool_takes_the_spoil_ante_not_the_ante(reward, expected):
     assert run(STRONG, CLAIM_SCRIPT, {"preset": "dealer_feeds"}, reward, pool=4) == pytest.approx(expected)
 
 
+# ---------------------------------------------------------------- the first dealer
+
+
+def test_the_first_dealer_is_drawn_at_random_from_the_seed():
+    """RULES.md: "The first dealer is drawn at random from the episode's seed". Over 400 games
+    of one core every seat of four deals some first hand, and the same seed draws the same
+    dealers, in a core and in the environment (``reset(seed=...)`` without a ``dealer`` option).
+    Mutant killed: the first dealer always seat 0 (found only by an unrelated uniformity test).
+    """
+    dealers = SpoilFiveCore(400, rules=Rules(num_players=4), seed=11).dealer
+    assert set(dealers.tolist()) == {0, 1, 2, 3}
+    np.testing.assert_array_equal(SpoilFiveCore(400, rules=Rules(num_players=4), seed=11).dealer, dealers)
+    game = make_env(4)
+    drawn = []
+    for seed in range(40):
+        game.reset(seed=seed)
+        drawn.append(int(game.core.dealer[0]))
+    assert set(drawn) == {0, 1, 2, 3}
+    game.reset(seed=7)
+    again = int(game.core.dealer[0])
+    game.reset(seed=7)
+    assert int(game.core.dealer[0]) == again == drawn[7]
+
+
+# ---------------------------------------------------------------- game length (num_hands)
+
+
+def test_a_game_of_one_hand_ends_when_its_pool_is_won_and_of_two_goes_on():
+    """RULES.md: "a game is 10 hands" (``num_hands``), and play goes on past it only while the
+    pool is in the middle. Seat 0 claims the pool in hand 1: with ``num_hands=1`` that ends the
+    game (seat 0 +3, the others -1 their ante); with ``num_hands=2`` the game goes on to hand 2,
+    dealt by the seat left of the first dealer (3 -> 0).
+    Mutant killed: the game ending only after ``num_hands`` + 1 hands (caught before only by
+    the randomised game-mode tests).
+    """
+    assert run(STRONG, CLAIM_SCRIPT, {"num_hands": 1}, mode="game") == [3, -1, -1, -1]
+    hand = ScriptedHand(STRONG, rules={"num_hands": 2}, mode="game")
+    hand.run(CLAIM_SCRIPT, until_done=False)
+    core = hand.env.core
+    assert int(core.hand_index[0]) == 1 and int(core.dealer[0]) == 0
+    assert hand.totals.tolist() == [3, -1, -1, -1]
+
+
 # ---------------------------------------------------------------- the max_hands cap
 
 
@@ -105,6 +148,18 @@ def test_the_cap_splits_the_pool_evenly_and_the_remainder_stays_unpaid():
     """
     rules = {"num_hands": 1, "max_hands": 1, "dealer_ante": 1}
     assert run(SPOIL_4, SPOIL_4_SCRIPT, rules, mode="game") == [0, 0, 0, -1]
+
+
+def test_the_unpaid_remainder_at_the_cap_is_nobodys_equity():
+    """RULES.md: at the ``max_hands`` cap "the remainder stays unpaid"; a game's equity reward
+    counts no share of it (docs/rules.md: a game's equity sums to its chip change). The same
+    capped spoiled hand as above, rewarded in equity: the pool went from 0 to an unpaid 1, so
+    each seat's reward is its chip change, [0, 0, 0, -1], not a quarter chip more.
+    Mutant killed: the unpaid remainder still counted as each seat's share (caught before only
+    by the randomised differential test).
+    """
+    rules = {"num_hands": 1, "max_hands": 1, "dealer_ante": 1}
+    assert run(SPOIL_4, SPOIL_4_SCRIPT, rules, reward="equity", mode="game") == pytest.approx([0, 0, 0, -1])
 
 
 # ---------------------------------------------------------------- the concealed ace, per hand
@@ -134,6 +189,18 @@ def test_a_concealed_ace_is_forgotten_when_the_next_hand_is_dealt():
     assert (core.rob_seat >= 0).sum() > 10  # enough new hands with a seat entitled to rob
     for seat in range(4):
         assert not core.observe(seat)[:, own].any(), f"seat {seat} still shown a concealed ace in hand 2"
+
+
+def test_the_dealers_rob_of_a_turned_up_ace_cannot_be_concealed():
+    """RULES.md, ``conceal_ace_penalty``: the variant lets "the holder of the ace of trumps" play
+    without announcing; when the turn-up is an ace the dealer "may rob ... Declining is allowed"
+    and "decides before the eldest leads", so even with the variant on, the dealer (seat 3,
+    AC turned: clubs trump) may only rob or decline, and eldest then leads any card.
+    Mutant killed: the dealer's ace rob concealable like the holder's (caught before only by
+    the randomised differential test).
+    """
+    hand = ScriptedHand(Deal(SPOIL_4.hands, "AC"), rules={"conceal_ace_penalty": True})
+    hand.run("3?rob,decline 3:decline 0?*", until_done=False)
 
 
 # ---------------------------------------------------------------- void proofs (observation)

@@ -1,5 +1,5 @@
-"""Rules that only the randomised tests guarded: partnerships, a carried pool, the first dealer, the
-game's length, the hand cap, the concealed ace, the void proofs of the observation.
+"""Rules that only the randomised tests guarded: partnerships, a carried pool, the first dealer, chips
+below zero, the game's length, the hand cap, the concealed ace, the void proofs of the observation.
 
 Each test was written because a small deliberate break of the engine (a "mutant", named in the
 test's docstring), made in a mutation-testing audit, went unnoticed by every hand-worked test: it
@@ -116,6 +116,26 @@ def test_the_first_dealer_is_drawn_at_random_from_the_seed():
     again = int(game.core.dealer[0])
     game.reset(seed=7)
     assert int(game.core.dealer[0]) == again == drawn[7]
+
+
+# ---------------------------------------------------------------- chips may go negative
+
+
+def test_chips_go_negative_and_a_player_without_chips_is_dealt_in():
+    """RULES.md: "Chips may go negative (a player is never dropped)". A game of two hands that
+    starts with every seat at 0 chips: the antes take each to -1; seat 0 claims the pool of 4
+    (chips [3, -1, -1, -1]); hand 2 is dealt to all four seats, and its antes leave
+    [2, -2, -2, -2].
+    Mutant killed: an ante clipped at 0 chips (caught before only by the randomised invariants).
+    """
+    hand = ScriptedHand(STRONG, rules={"num_hands": 2}, mode="game")
+    hand.env.reset(options={**STRONG.options(), "chips": [0, 0, 0, 0]})
+    core = hand.env.core
+    assert core.chips[0].tolist() == [-1, -1, -1, -1] and int(core.pool[0]) == 4
+    hand.run(CLAIM_SCRIPT, until_done=False)
+    assert int(core.hand_index[0]) == 1
+    assert core.chips[0].tolist() == [2, -2, -2, -2] and int(core.pool[0]) == 4
+    assert [len(core.hand_of(0, seat)) for seat in range(4)] == [5, 5, 5, 5]
 
 
 # ---------------------------------------------------------------- game length (num_hands)

@@ -117,7 +117,7 @@ def random_legal_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarr
     and laid out ``(bytes, B)``, so the running count of legal actions, the byte holding the
     k-th and the bit within it are whole-row operations and table lookups.
 
-    >>> mask = np.zeros((3, 107), bool); mask[0, [5, 60]] = True; mask[1, 104] = True; mask[2] = True
+    >>> mask = np.zeros((3, 20), bool); mask[0, [5, 12]] = True; mask[1, 19] = True; mask[2] = True
     >>> actions = random_legal_actions(np.random.default_rng(0), mask)
     >>> bool(mask[np.arange(3), actions].all())
     True

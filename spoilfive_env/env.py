@@ -271,7 +271,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order-enforcing wrapper, refusing in :class:`raw_env`'s words: ``step``, ``observe``,
     ``render`` and ``last`` before the first reset, and ``last`` once every agent has left the finished
     episode, raise ``ValueError`` saying what to do (PettingZoo's own checks raise ``AssertionError``,
-    ``AttributeError`` or ``KeyError``), and a refused ``reset`` leaves the wrapper as it was too."""
+    ``AttributeError`` or ``KeyError``), and a refused ``reset`` or ``step`` leaves the wrapper as it was too."""
 
     def reset(self, seed=None, options=None):
         flags = self._has_reset, self._has_updated
@@ -282,10 +282,15 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             raise
 
     def step(self, action):
-        if self._has_reset:
-            super().step(action)
-        else:
+        if not self._has_reset:
             self.env.step(action)  # raw_env's refusal: no hand is dealt yet
+            return
+        updated = self._has_updated
+        try:
+            super().step(action)
+        except BaseException:  # (an illegal action: the env is unchanged, and so is the wrapper's agent_iter flag)
+            self._has_updated = updated
+            raise
 
     def observe(self, agent):
         return super().observe(agent) if self._has_reset else self.env.observe(agent)

@@ -182,6 +182,28 @@ def test_a_mask_that_allows_a_card_the_rules_forbid_is_refused_before_any_draw(n
     assert legal[agent.act_batch(observation[None], legal[None])[0]]  # the rules' own mask is played
 
 
+@pytest.mark.parametrize("name", ["pimc:samples=2", "pimc_ppo:samples=2", "best"])
+def test_a_search_at_a_table_of_rules_it_was_not_told_says_how_to_tell_it(name):
+    """With conceal_ace_penalty the ace holder may play a card at his rob turn, which the default rules
+    forbid: the search refuses, naming the rules it plays and how to give it the table's; told them, it
+    plays one of the table's legal moves."""
+    game = env(num_players=4, conceal_ace_penalty=True)
+    hands = [["2C", "3C", "4C", "6C", "7C"], ["AS", "JD", "8H", "KC", "QD"], ["2D", "3D", "4D", "6D", "7D"],
+             ["2H", "3H", "4H", "6H", "7H"]]
+    game.reset(options={"dealer": 0, "turnup": "9S", "hands": hands})
+    assert game.agent_selection == "player_1"  # eldest, holding the ace of trumps: rob, decline or conceal
+    observation = game.observe("player_1")
+    agent = load_agent(name, seed=1)
+    before = state(agent)
+    with pytest.raises(ValueError, match=r"which the rules forbid there; .* \(by the rules the search plays: "
+                                         r"conceal_ace_penalty=False, allow_jink=True; at a table of other rules, "
+                                         r"tell it them: agent.bind\(rules\), or load_agent\(spec, rules=rules\)"):
+        agent.act(observation)
+    assert state(agent) == before
+    agent.bind(game.unwrapped.rules)
+    assert observation["action_mask"][agent.act(observation)]
+
+
 def test_the_searches_legal_masks_are_the_engine_s():
     from agents.pimc import legal_masks
 

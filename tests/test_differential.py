@@ -22,6 +22,7 @@ import pytest
 from conftest import random_legal
 from reference import ReferenceHand, card_text, trump_order
 
+from spoilfive_env import env
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules
@@ -358,3 +359,23 @@ def test_game_equity_sums_to_chip_change():
         totals += rewards
         finished |= done
     np.testing.assert_allclose(totals, core.chips - rules.starting_chips, atol=1e-4)
+
+
+def test_game_equity_from_an_injected_pool_sums_to_chip_change_less_its_share():
+    """docs/rules.md: a game that starts with ``P`` chips in the pool counts each player's share ``P / n`` as his
+    from the start, so his equity rewards add up to his chip change less ``P / n``; chips rewards to the change."""
+    n, pool, k = 4, 6, 40
+    for reward, counted in (("equity", pool / n), ("chips", 0.0)):
+        game = env(num_players=n, mode="game", reward=reward, num_hands=2)
+        for seed in range(k):
+            game.reset(seed=seed, options={"pool": pool})
+            start = game.unwrapped.rules.starting_chips  # (the reset has taken the first antes)
+            totals = dict.fromkeys(game.agents, 0.0)
+            for agent in game.agent_iter():
+                _, reward_now, terminated, truncated, _ = game.last()
+                totals[agent] += reward_now
+                game.step(None if terminated or truncated else
+                          int(np.flatnonzero(game.observe(agent)["action_mask"])[seed % 2 - 1]))
+            change = game.core.chips[0] - start
+            assert int(game.core.pool[0]) == 0 or reward == "chips"
+            np.testing.assert_allclose([totals[f"player_{s}"] for s in range(n)], change - counted, atol=1e-9)

@@ -247,6 +247,21 @@ def test_illegal_action_raises_naming_action_agent_and_legal_ones_and_changes_no
     assert game.agent_selection == "player_1"
 
 
+def test_a_refused_step_leaves_pettingzoo_s_agent_iter_as_it_was():
+    """PettingZoo's order-enforcing wrapper marks a step taken before it passes it on: a refused one must
+    not count, or ``agent_iter`` would move on as though the agent had acted."""
+    game = env(num_players=3)
+    game.reset(options=fixed_deal())
+    agents = iter(game.agent_iter())
+    assert next(agents) == "player_0"
+    with pytest.raises(ValueError):
+        game.step(card_index("2C"))
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(agents)  # PettingZoo's own guard: the agent has not acted
+    game.step(card_index("5S"))
+    assert next(agents) == "player_1"
+
+
 def test_illegal_action_later_in_the_hand():
     game = env(num_players=3)
     game.reset(options=fixed_deal())

@@ -337,6 +337,18 @@ def test_opponents_by_name_list_object_and_checkpoint():
     by_shipped_name = SpoilFiveGymEnv(num_players=3, opponents=["ppo", str(CHECKPOINT)])
     assert [a.name for a in by_shipped_name.batch.lineup.agents] == ["ppo", "ppo"]  # two specs, one file
 
+def test_each_distinct_opponent_draws_from_its_own_stream():
+    """A seeded reset gives every distinct opponent an independent stream (the module docstring of
+    spoilfive_integrations.opponents): two random agents at one table must not mirror each other's draws."""
+    from agents import load_agent
+    from spoilfive_env.rules import Rules
+    from spoilfive_integrations.opponents import resolve_opponents
+
+    lineup = resolve_opponents([load_agent("random"), load_agent("random")], Rules(num_players=3))
+    lineup.reseed(3)  # what reset(seed=3) does first
+    first, second = lineup.agents
+    assert first.rng.random(4).tolist() != second.rng.random(4).tolist()
+
 
 def test_vector_env_with_one_game_matches_the_single_env():
     """One implementation: the vector env (B = 1, autoreset) and the single env play the same hands."""
@@ -596,6 +608,29 @@ def test_reset_mask_restarts_only_the_marked_games_in_next_step_mode():
     observations, infos = envs.reset(options={"reset_mask": mask})
     np.testing.assert_array_equal(observations[~mask], kept)
     for g in (0, 3):
+        view = decode_observation(observations[g])
+        assert view["trick_number"] == 0 and len(view["hand"]) == 5 or view["phase"] == "rob"
+
+def test_a_reset_mask_leaves_the_other_ended_games_to_their_next_step_restart():
+    """A game that ended at the last step still restarts at the next one when a reset_mask restarts
+    other games in between (the reset must not forget its pending autoreset and report it ended twice)."""
+    envs = SpoilFiveVectorEnv(6, num_players=2, opponents="random")
+    _, infos = envs.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        _, _, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        if terminated.any() and not terminated.all():
+            break
+    else:
+        pytest.fail("no step ended some games but not all")
+    ended = terminated.copy()
+    mark = np.zeros(6, bool)
+    mark[np.flatnonzero(~ended)[0]] = True  # a game still playing
+    _, infos = envs.reset(options={"reset_mask": mark})
+    assert (infos["action_mask"][ended] == 1).all(), "the ended games still wait for their restart"
+    observations, rewards, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+    assert not terminated[ended].any() and (rewards[ended] == 0).all()
+    for g in np.flatnonzero(ended):
         view = decode_observation(observations[g])
         assert view["trick_number"] == 0 and len(view["hand"]) == 5 or view["phase"] == "rob"
 

@@ -117,6 +117,28 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
     assert np.array_equal(again.reset(), SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random",
                                                             seed=3).reset())
 
+def test_sb3_vec_env_ends_every_finished_hand_at_once_with_its_last_observation():
+    """SB3's autoreset: a hand that ends, on the learner's move or on an opponent's, is done at that very step,
+    its ``terminal_observation`` is that hand's last view (a finished hand: its tricks taken), and every row
+    returned is a live hand at its learner's turn."""
+    from spoilfive_env.core import PHASE_DONE
+    from spoilfive_env.observation import decode_observation
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=16, num_players=3, opponents="random", seed=5)
+    venv.reset()
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(30):
+        _, _, dones, infos = venv.step(random_legal(rng, venv.action_masks()))
+        core, seats = venv.core, venv.batch.seat
+        assert (core.phase != PHASE_DONE).all() and (core.current == seats).all(), "every hand waits for its learner"
+        for game in np.flatnonzero(dones):
+            ended += 1
+            last = decode_observation(infos[game]["terminal_observation"])
+            assert last["phase"] == "done" and sum(last["tricks_won"]) >= 3, "the ended hand's last view"
+    assert ended > 16
+
 
 def test_sb3_vec_env_refuses_or_penalises_an_illegal_action():
     from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
@@ -135,6 +157,32 @@ def test_sb3_vec_env_refuses_or_penalises_an_illegal_action():
     actions[2] = np.argmin(lenient.action_masks()[2])
     _, rewards, dones, infos = lenient.step(actions)
     assert dones[2] and rewards[2] < 0 and infos[2]["penalty"] and "terminal_observation" in infos[2]
+
+def test_sb3_vec_env_flags_a_penalty_only_on_the_game_that_played_the_illegal_action():
+    """Under ``illegal_action="penalty"`` ``infos[g]["penalty"]`` marks the offending game alone: hands that
+    end by play at the same step (and at every other step) carry no penalty flag."""
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=16, num_players=3, opponents="random", seed=2, illegal_action="penalty")
+    venv.reset()
+    rng = np.random.default_rng(4)
+    ended_by_play = 0
+    for step in range(30):
+        masks = venv.action_masks()
+        actions = random_legal(rng, masks)
+        offender = step % 16 if step % 5 == 4 else None  # an illegal action now and then, in one game
+        if offender is not None:
+            actions[offender] = np.argmin(masks[offender])
+        _, _, dones, infos = venv.step(actions)
+        for game in np.flatnonzero(dones):
+            if game == offender:
+                assert infos[game]["penalty"] is True
+            else:
+                ended_by_play += 1
+                assert "penalty" not in infos[game], f"game {game} ended by play, not by a penalty"
+        if offender is not None:
+            assert dones[offender]
+    assert ended_by_play > 16
 
 
 def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_opponents():
@@ -242,6 +290,24 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     assert all(terminateds[f"{game}_p{s}"] for s in range(4))
     assert not any(aid.startswith(game + "_") for aid in observations)
     assert env.illegal_actions == 1 and not terminateds["__all__"]
+
+def test_rllib_a_forfeited_game_is_asked_nothing_more():
+    """After a penalty ends a game's hand its seat is no longer asked to act: an action sent for it
+    anyway is refused and changes nothing, not played on in a hand that is over."""
+    from conftest import assert_same_state, core_fields
+
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 2, "num_players": 3, "seed": 1})
+    observations, _ = env.reset(seed=1)
+    offender = next(iter(observations))
+    mask = observations[offender]["action_mask"]
+    env.step({offender: int(np.flatnonzero(mask == 0)[0])})
+    before = core_fields(env.core)
+    with pytest.raises(ValueError, match="not asked to act"):
+        env.step({offender: int(np.flatnonzero(mask)[0])})
+    assert_same_state(before, core_fields(env.core))
+    assert env.illegal_actions == 1
 
 
 def test_a_seat_absent_from_a_sample_counts_zero_steps_not_nan():

@@ -76,6 +76,50 @@ def test_figures_are_consistent():
     assert 0 <= report["table"]["two_trick_conversion"] <= 1
     assert "greedy" in format_report(report) and "spoil rate" in format_report(report)
 
+def test_intervals_are_clustered_by_deal_as_written_by_hand():
+    """Equity, chips and spoil rate: the mean of the K per-deal means, and 1.96 times their sample standard
+    deviation (ddof=1) over sqrt(K), the deals (not the hands) being the independent samples."""
+    rules, deals, seed = Rules(num_players=4), 200, 3
+    report = evaluate(["greedy", "random"], 4, deals=deals, seed=seed)
+    hands, turnups, dealers = make_deals(4, deals, seed)
+    specs, lineup = distinct_specs(["greedy", "random"], 4)
+    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
+    greedy_seat = outcome["entry_of_seat"] == 0  # (G, n): one seat a game, each rotation's own
+
+    def mean_and_half(per_deal):
+        return per_deal.mean(), 1.959963984540054 * per_deal.std(ddof=1) / np.sqrt(deals)
+
+    figures = report["agents"]["greedy"]
+    for key, values in (("equity", outcome["equity"]), ("chips", outcome["chips"])):
+        per_deal = values[greedy_seat].reshape(deals, 4).mean(axis=1)  # game = deal * 4 + rotation
+        mean, half = mean_and_half(per_deal)
+        assert figures[f"mean_{key}"] == pytest.approx(mean)
+        assert figures[f"{key}_ci95"] == pytest.approx(half)
+    spoiled = (outcome["winner"] < 0).reshape(deals, 4).mean(axis=1)
+    mean, half = mean_and_half(spoiled)
+    assert report["table"]["spoil_rate"] == pytest.approx(mean)
+    assert report["table"]["spoil_rate_ci95"] == pytest.approx(half)
+
+
+def test_jink_attempts_and_successes_are_counted_in_the_seats_of_each_agent():
+    """Each hand with a jinker counts one attempt for the agent in his seat, and one success when the jink
+    won; random jinks often and fails often, so the two counts must differ."""
+    rules, deals, seed = Rules(num_players=3), 300, 4
+    report = evaluate(["greedy", "random"], 3, deals=deals, seed=seed)
+    hands, turnups, dealers = make_deals(3, deals, seed)
+    specs, lineup = distinct_specs(["greedy", "random"], 3)
+    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
+    jinked = np.flatnonzero(outcome["jinker"] >= 0)
+    agent_of_jinker = lineup[outcome["entry_of_seat"][jinked, outcome["jinker"][jinked]]]
+    won = outcome["jink_won"][jinked]
+    for index, label in enumerate(["greedy", "random"]):
+        figures = report["agents"][label]
+        assert figures["jink_attempts"] == int((agent_of_jinker == index).sum())
+        assert figures["jink_successes"] == int(((agent_of_jinker == index) & won).sum())
+    assert report["table"]["jink_attempts"] == len(jinked) and report["table"]["jink_successes"] == int(won.sum())
+    random = report["agents"]["random"]
+    assert random["jink_attempts"] > random["jink_successes"], "failed jinks to tell the two counts apart"
+
 
 def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="do not fit"):

@@ -67,6 +67,14 @@ def test_every_pairing_is_played_on_the_same_deals(board):
         lone = evaluate([t["agent"], t["table_of"]], 4, DEALS, board["seed"])["entries"][0]
         assert (t["pools_won"], t["mean_equity"]) == (lone["pools_won"], pytest.approx(lone["mean_equity"]))
 
+def test_every_hand_of_a_table_is_a_pool_of_the_lone_agent_one_of_the_table_or_a_spoil(board):
+    """A table's pools won by the lone seat and by the other seats, with its spoils, account for each of its
+    hands exactly once (the table's pools are the other seats' alone: the rating's choice data reads them)."""
+    for t in board["sizes"]["4"]["tables"]:
+        hands = DEALS * 4
+        spoiled = round(t["spoil_rate"] * hands)
+        assert t["pools_won"] + t["table_pools_won"] + spoiled == hands, (t["agent"], t["table_of"])
+
 
 def test_spoiling_figures_tell_spoilers_from_greedy_players():
     rows = rows_of(leaderboard(["greedy", "spoiler"], players=(4,), deals=DEALS, seed=1), 4)
@@ -126,6 +134,42 @@ def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the
     assert int(core.current[0]) == 1 and core.tricks_won[0].tolist() == [1, 0, 1, 0]
     chance, overtook = overtake_events(core, np.array([card_index(card)]))
     assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
+
+def test_a_player_on_two_tricks_himself_has_no_friendly_fire_chance():
+    """Clubs trump, nobody holds a club or the AH. Seats 0 and 1 take two tricks each (0, 1, 0, 1). In the
+    last trick seat 1 (a threat) leads the 5H, seat 2 beats it with the 9H, and seat 0 could take the
+    trick with the KH. Seat 0 is on two tricks himself: the trick wins him the pool, so it is no overtaking
+    of a fellow spoiler, and no chance of one (agents.spoiling: the seat holds fewer than two tricks)."""
+    from spoilfive_env.cards import card_index
+    from spoilfive_env.core import SpoilFiveCore
+
+    hands = ["KD 4D JD 8D KH", "2D QD 6D 10D 5H", "3D 5D 7D 9D 9H"]
+    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
+    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
+               turnups=np.array([card_index("9C")]), dealers=np.array([2]))
+    for played in "KD 2D 3D 4D QD 5D 6D 7D JD 8D 10D 9D 5H 9H".split():
+        core.step(np.array([card_index(played)]))
+    assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [2, 2, 0]
+    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    assert chance.tolist() == [False] and overtook.tolist() == [False]
+
+
+def test_beating_the_threat_s_own_winning_card_is_no_friendly_fire():
+    """Clubs trump, nobody holds a club or the AH. Seat 1 takes tricks 1 and 3 and, on two, leads the 9H in
+    trick 4; seat 2 plays under it with the 5H. Seat 0 (no trick) may beat the threat with the KH: that is
+    the stop, not an overtake of a fellow, since nobody was beating the threat yet (no chance of one)."""
+    from spoilfive_env.cards import card_index
+    from spoilfive_env.core import SpoilFiveCore
+
+    hands = ["2D 5D 7D KH 8D", "KD 4D JD 9H 10D", "3D QD 6D 5H 9D"]
+    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
+    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
+               turnups=np.array([card_index("9C")]), dealers=np.array([2]))
+    for played in "2D KD 3D 4D QD 5D 6D 7D JD 9H 5H".split():
+        core.step(np.array([card_index(played)]))
+    assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [0, 2, 1]
+    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    assert chance.tolist() == [False] and overtook.tolist() == [False]
 
 
 def test_stops_on_a_hand_made_hand():

@@ -120,6 +120,21 @@ def test_jink_attempts_and_successes_are_counted_in_the_seats_of_each_agent():
     random = report["agents"]["random"]
     assert random["jink_attempts"] > random["jink_successes"], "failed jinks to tell the two counts apart"
 
+def test_fair_share_and_the_table_s_two_trick_conversion_as_counted_by_hand():
+    """The fair share is the agent's seats over the table's (one greedy seat: 1/4, three random: 3/4); the
+    table's two-trick conversion is, over every seat of every hand that reached two tricks, the share that
+    went on to win the pool."""
+    rules, deals, seed = Rules(num_players=4), 200, 5
+    report = evaluate(["greedy", "random"], 4, deals=deals, seed=seed)
+    assert report["agents"]["greedy"]["fair_share"] == 0.25 and report["agents"]["random"]["fair_share"] == 0.75
+    assert [entry["fair_share"] for entry in report["entries"]] == [0.25] * 4
+    hands, turnups, dealers = make_deals(4, deals, seed)
+    specs, lineup = distinct_specs(["greedy", "random"], 4)
+    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
+    reached_two = outcome["tricks"] >= 2
+    won = outcome["winner"][:, None] == np.arange(4)
+    assert report["table"]["two_trick_conversion"] == pytest.approx((reached_two & won).sum() / reached_two.sum())
+
 
 def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="do not fit"):

@@ -184,6 +184,24 @@ def test_sb3_vec_env_flags_a_penalty_only_on_the_game_that_played_the_illegal_ac
             assert dones[offender]
     assert ended_by_play > 16
 
+def test_sb3_vec_env_seed_reproduces_the_seats_drawn_at_every_autoreset():
+    """With the seat drawn per episode, one seed repeats the whole run: the seats of the hands that SB3's
+    autoreset starts come from the seeded stream too, not only those of the first reset."""
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    def run():
+        venv = SpoilFiveSB3VecEnv(num_envs=8, num_players=4, opponents="random", seed=6)
+        venv.reset()
+        seats, restarts = [], 0
+        for _ in range(25):
+            _, _, dones, _ = venv.step(np.argmax(venv.action_masks(), axis=1))
+            restarts += int(dones.sum())
+            seats.append(venv.batch.seat.tolist())
+        return seats, restarts
+
+    (seats, restarts), (again, _) = run(), run()
+    assert restarts >= 8 and seats == again
+
 
 def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_opponents():
     from sb3_contrib import MaskablePPO
@@ -308,6 +326,21 @@ def test_rllib_a_forfeited_game_is_asked_nothing_more():
         env.step({offender: int(np.flatnonzero(mask)[0])})
     assert_same_state(before, core_fields(env.core))
     assert env.illegal_actions == 1
+
+def test_rllib_a_seeded_reset_deals_the_same_hands_whatever_the_env_was_made_with():
+    """``reset(seed=s)`` reseeds the deals: two envs made with different seeds deal the same after it, and the
+    same env dealt again with ``s`` repeats itself."""
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    def dealt(observations):
+        return {aid: view["observation"].tolist() for aid, view in observations.items()}
+
+    one = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 1})
+    other = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 2})
+    first = dealt(one.reset(seed=7)[0])
+    assert dealt(other.reset(seed=7)[0]) == first
+    one.reset()
+    assert dealt(one.reset(seed=7)[0]) == first
 
 
 def test_a_seat_absent_from_a_sample_counts_zero_steps_not_nan():

@@ -76,6 +76,7 @@ def test_figures_are_consistent():
     assert 0 <= report["table"]["two_trick_conversion"] <= 1
     assert "greedy" in format_report(report) and "spoil rate" in format_report(report)
 
+
 def test_intervals_are_clustered_by_deal_as_written_by_hand():
     """Equity, chips and spoil rate: the mean of the K per-deal means, and 1.96 times their sample standard
     deviation (ddof=1) over sqrt(K), the deals (not the hands) being the independent samples."""
@@ -119,6 +120,7 @@ def test_jink_attempts_and_successes_are_counted_in_the_seats_of_each_agent():
     assert report["table"]["jink_attempts"] == len(jinked) and report["table"]["jink_successes"] == int(won.sum())
     random = report["agents"]["random"]
     assert random["jink_attempts"] > random["jink_successes"], "failed jinks to tell the two counts apart"
+
 
 def test_fair_share_and_the_table_s_two_trick_conversion_as_counted_by_hand():
     """The fair share is the agent's seats over the table's (one greedy seat: 1/4, three random: 3/4); the

@@ -510,6 +510,26 @@ def test_canonical_encoding_puts_each_card_in_its_trump_frame():
         assert np.array_equal(encoded[row, :53].numpy(), expected)
 
 
+def test_canonical_plain_suits_and_void_flags_follow_the_trump_in_club_diamond_heart_spade_order():
+    # Spades trump: the plain suits are clubs, diamonds, hearts; each suit's king is its top plain card.
+    for trump, plain in ((3, "CDH"), (1, "HSC"), (0, "DHS"), (2, "SCD")):
+        for j, suit in enumerate(plain):
+            assert CANONICAL_SLOTS[trump, card_index("K" + suit)] == 14 + 13 * j, (trump, suit)
+    # A plain suit without its ace (hearts: the ace of hearts is always a trump) leaves its lowest slot empty.
+    assert 14 + 13 * 1 + 12 not in CANONICAL_SLOTS[0].tolist()  # clubs trump: hearts are the second plain suit
+    assert CANONICAL_SLOTS[0, card_index("2H")] == 14 + 13 * 1 + 11  # red plain suits: the two is the lowest
+    # The void flags (C, D, H, S, trumps of each seat) become trumps, then the plain suits in the same order;
+    # the flag of the trump's printed suit, which no card belongs to, is dropped.
+    voids = SLICES["voids"].start
+    for trump, plain in ((3, (0, 1, 2)), (1, (2, 3, 0))):
+        gather = CANONICAL_GATHER[trump].tolist()
+        for seat in (0, 9):
+            flags = voids + 5 * seat
+            at = gather.index(flags + 4)
+            assert gather[at: at + 4] == [flags + 4, *(flags + s for s in plain)]
+            assert flags + trump not in gather
+
+
 def test_omniscient_critic_reads_every_hand():
     torch.manual_seed(0)
     net = PolicyNet(hidden=(16,), critic="omniscient")
@@ -560,6 +580,59 @@ def test_opponent_tables_are_played_by_the_named_agent_alone(monkeypatch):
     assert sum(played) > 100
     assert batch.stats["hands"] == 32 and batch.stats["self_hands"] == 0  # every hand an opponent table
     assert batch.stats["eq_n_5"] >= 32 and all(batch.stats[f"eq_n_{k}"] == 0 for k in range(1, 5))
+
+
+def test_a_finished_hand_credits_each_seat_its_own_result_on_its_last_decision(monkeypatch):
+    """The hand's result is rigged to name the seat: seat s gets 1 + its place after the dealer. Every row
+    of the current policy then either links to a later row of the same seat in the same hand, or is that
+    seat's last and carries exactly its own figure, read back from the row's observation (the dealer's
+    seat relative to the viewer). Two hands a game: a new hand's first row links to nothing earlier."""
+    import dataclasses
+
+    from spoilfive_env.core import SpoilFiveCore
+    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout
+
+    step = SpoilFiveCore.step
+
+    def rigged(self, actions, *args, **kwargs):
+        dealer = self.dealer.astype(np.int64)  # (a copy) the dealer of the hand being played
+        rewards, done = step(self, actions, *args, **kwargs)
+        place = (np.arange(rewards.shape[1])[None, :] - dealer[:, None]) % rewards.shape[1]
+        return np.where(done[:, None], 1.0 + place, 0.0).astype(np.float32), done
+
+    monkeypatch.setattr(SpoilFiveCore, "step", rigged)
+    train = load_train_module()
+    settings = dataclasses.asdict(train.Args(num_games=24, min_players=2, max_players=5, hands_per_game=2,
+                                             hidden="16"))
+    league = np.array([{"self": 1.0, "random": 1.0}.get(kind, 0.0) for kind in TABLE_KINDS])
+    batch = SelfPlayRollout(settings, league / league.sum()).collect(1)
+    n = batch.obs[:, SLICES["table_size"]].argmax(1) + 2
+    own = 1 + (-batch.obs[:, SLICES["dealer"]].argmax(1)) % n  # the viewer's place after the dealer, plus 1
+    linked = batch.next_row >= 0
+    assert np.array_equal(linked, ~batch.assigned)  # a successor or the hand's result, never both
+    assert (batch.mask.sum(1) > 1).all()  # rows are the decisions with a choice: forced moves are left out
+    assert batch.assigned.sum() > 60 and linked.sum() > 60
+    assert np.array_equal(batch.reward[batch.assigned], own[batch.assigned].astype(np.float32))
+    assert (batch.reward[linked] == 0).all()
+    rows = np.flatnonzero(linked)
+    assert (batch.next_row[rows] > rows).all() and np.array_equal(own[batch.next_row[rows]], own[rows])
+
+
+def test_workers_of_one_rollout_deal_different_hands():
+    """Each of several workers seeds its rollout with its own index: two workers of the same run, with the
+    same network, play different deals (one worker alone keeps the in-process seeds)."""
+    import dataclasses
+
+    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout, rollout_seed
+
+    train = load_train_module()
+    settings = dataclasses.asdict(train.Args(num_games=8, min_players=3, max_players=3, hidden="16"))
+    league = np.array([kind == "self" for kind in TABLE_KINDS], np.float64)
+    net = SelfPlayRollout(settings, league).net
+    hands = [SelfPlayRollout(settings, league, worker=w, workers=2, net=net).collect(1).obs[:4, SLICES["hand"]]
+             for w in (0, 1)]
+    assert not np.array_equal(hands[0], hands[1])
+    assert rollout_seed(3, 5, 0, 1) == [3, 5] and rollout_seed(3, 5, 0, 2) != rollout_seed(3, 5, 1, 2)
 
 
 def test_a_league_with_opponent_tables_needs_the_opponent():
@@ -745,3 +818,96 @@ def test_pfsp_draws_the_snapshots_the_policy_does_worst_against_most_often():
     for iteration in range(1, 30):
         expected = snapshots[np.random.default_rng([3, iteration, 7]).integers(3)]
         assert train.draw_snapshot(snapshots, iteration, uniform, {"iter_000040.pt": -9.0}) == expected
+
+
+# ---------------------------------------------------------------------- the PPO update, term by term
+PPO_RUN = ("--num-games", "32", "--min-players", "3", "--max-players", "4", "--hidden", "16",
+           "--minibatch-size", "1000000", "--update-epochs", "2", "--total-decisions", "1", "--eval-every", "0",
+           "--eval-players", "3", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar",
+           "--precision", "fp32", "--gamma", "0.9", "--gae-lambda", "0.8", "--clip-coef", "0.01",
+           "--ent-coef", "0.05", "--vf-coef", "0.7", "--learning-rate", "0.01", "--no-anneal-lr")
+
+
+def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(tmp_path, monkeypatch):
+    """One iteration, one minibatch of every row (in row order), two epochs: at each step the gradient
+    train.py takes is that of the loss written out here by hand from the rollout's rows. GAE along
+    each seat's rows with --gamma/--gae-lambda; advantages normalised; the clipped surrogate (the second
+    epoch's ratios leave [1 - 0.01, 1 + 0.01]); minus --ent-coef times the entropy over the legal
+    actions; plus --vf-coef times half the squared error to the returns (advantage plus value)."""
+    from spoilfive_integrations.selfplay import SelfPlayRollout
+
+    train = load_train_module()
+    seen = {}
+    collect, evaluate, seat_gae = SelfPlayRollout.collect, PolicyNet.evaluate, train.seat_gae
+    clip_grad_norm = torch.nn.utils.clip_grad_norm_
+
+    def spy_collect(self, *args, **kwargs):
+        seen["batch"] = collect(self, *args, **kwargs)
+        return seen["batch"]
+
+    def spy_evaluate(self, *args):
+        seen["net"], seen["inputs"] = self, args
+        return evaluate(self, *args)
+
+    def spy_gae(values, *args):
+        seen["values"] = np.array(values, np.float64)
+        return seat_gae(values, *args)
+
+    steps = []
+
+    def check_gradient(parameters, *args, **kwargs):
+        parameters = list(parameters)
+        batch, net = seen["batch"], seen["net"]
+        # advantages by hand: rows in reverse order, every successor being a later row
+        values, next_row, reward = seen["values"], batch.next_row, batch.reward.astype(np.float64)
+        adv = np.zeros(len(values))
+        for row in range(len(values) - 1, -1, -1):
+            following = next_row[row]
+            if following < 0:
+                adv[row] = reward[row] - values[row]
+            else:
+                adv[row] = (reward[row] + 0.9 * values[following] - values[row]) + 0.9 * 0.8 * adv[following]
+        returns = torch.tensor(adv + values, dtype=torch.float32)
+        norm = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8)
+        norm = torch.tensor(norm, dtype=torch.float32)
+        dist, new_value = evaluate(net, *seen["inputs"])
+        log_probs = dist.log_probs
+        mask = seen["inputs"][1]
+        new_logp = log_probs.gather(1, torch.from_numpy(batch.action).long()[:, None])[:, 0]
+        ratio = torch.exp(new_logp - torch.from_numpy(batch.logp))
+        surrogate = torch.minimum(norm * ratio, norm * ratio.clamp(0.99, 1.01))
+        entropy = -torch.where(mask, log_probs.exp() * log_probs, torch.zeros_like(log_probs)).sum(1)
+        loss = -surrogate.mean() - 0.05 * entropy.mean() + 0.7 * 0.5 * ((new_value - returns) ** 2).mean()
+        expected = torch.autograd.grad(loss, parameters, allow_unused=True)
+        matches = [torch.allclose(got, torch.zeros_like(got) if want is None else want, rtol=1e-3, atol=1e-6)
+                   for got, want in zip((p.grad for p in parameters), expected, strict=True)]
+        steps.append((all(matches), float(((ratio - 1).abs() > 0.01).float().mean())))  # checked once main is done
+        return clip_grad_norm(parameters, *args, **kwargs)
+
+    monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
+    monkeypatch.setattr(PolicyNet, "evaluate", spy_evaluate)
+    monkeypatch.setattr(train, "seat_gae", spy_gae)
+    monkeypatch.setattr(torch, "randperm", lambda n, **kwargs: torch.arange(n))  # the rows in their order
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", check_gradient)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "ppo", *PPO_RUN])
+    assert summary["progress"]["iteration"] == 1 and len(steps) == 2
+    assert [same for same, _ in steps] == [True, True]  # each step's gradient is the textbook loss's
+    assert steps[0][1] == 0 and 0.05 < steps[1][1] < 0.95  # the second epoch's clipping binds on some rows, not all
+
+
+def test_each_iterations_update_shuffles_its_minibatches_by_its_own_seed(tmp_path, monkeypatch):
+    """The update's minibatch order is drawn from --seed times 1_000_003 plus the iteration: every epoch
+    of one iteration from that seed, the next iteration from the next one."""
+    train = load_train_module()
+    seeds, randperm = [], torch.randperm
+
+    def spy(n, *args, generator=None, **kwargs):
+        seeds.append(None if generator is None else generator.initial_seed())
+        return randperm(n, *args, generator=generator, **kwargs)
+
+    monkeypatch.setattr(torch, "randperm", spy)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "seeds", *PPO_RUN, "--seed", "5",
+                          "--total-decisions", "1200"])
+    iterations = summary["progress"]["iteration"]
+    assert iterations >= 2
+    assert seeds == [5 * 1_000_003 + i for i in range(1, iterations + 1) for _epoch in range(2)]

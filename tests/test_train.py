@@ -911,3 +911,22 @@ def test_each_iterations_update_shuffles_its_minibatches_by_its_own_seed(tmp_pat
     iterations = summary["progress"]["iteration"]
     assert iterations >= 2
     assert seeds == [5 * 1_000_003 + i for i in range(1, iterations + 1) for _epoch in range(2)]
+
+
+def test_the_time_limit_is_in_minutes_of_this_session(tmp_path, monkeypatch):
+    """A clock that moves 25 seconds an iteration: --time-limit 1 (60 s) stops the run after the third
+    iteration (25, 50, 75 s), far short of --total-decisions."""
+    import time
+
+    train = load_train_module()
+    now, seat_gae = [time.time()], train.seat_gae
+
+    def an_iteration(*args):  # once an iteration
+        now[0] += 25.0
+        return seat_gae(*args)
+
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    monkeypatch.setattr(train, "seat_gae", an_iteration)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "minute", *PPO_RUN,
+                          "--total-decisions", "20000", "--time-limit", "1"])
+    assert summary["progress"]["iteration"] == 3 and summary["progress"]["decisions"] < 20000

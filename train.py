@@ -991,173 +991,176 @@ def main(argv=None) -> dict:
     # Ctrl-C from here on: finish the rollout step or the whole update at hand, save, stop (exit 130).
     stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else
                        print(text, file=sys.stderr, flush=True)).__enter__()
-    finished = False
-    while not finished:
-        iteration = progress["iteration"] + 1
-        iter_start = time.perf_counter()
-        if args.anneal_lr:
-            frac = 1.0 - progress["decisions"] / args.total_decisions
-            if args.time_limit:  # what was left at this session's start, spread over its minutes
-                frac = min(frac, lr_start * (1.0 - (time.time() - session_start) / (60 * args.time_limit)))
-            optimizer.param_groups[0]["lr"] = max(frac, 0.05) * args.learning_rate
-        gen.manual_seed(args.seed * 1_000_003 + iteration)
+    try:  # the previous Ctrl-C handler comes back however the loop ends, an error included
+        finished = False
+        while not finished:
+            iteration = progress["iteration"] + 1
+            iter_start = time.perf_counter()
+            if args.anneal_lr:
+                frac = 1.0 - progress["decisions"] / args.total_decisions
+                if args.time_limit:  # what was left at this session's start, spread over its minutes
+                    frac = min(frac, lr_start * (1.0 - (time.time() - session_start) / (60 * args.time_limit)))
+                optimizer.param_groups[0]["lr"] = max(frac, 0.05) * args.learning_rate
+            gen.manual_seed(args.seed * 1_000_003 + iteration)
 
-        # ---- the league and the rollout: a frozen snapshot for this iteration's snapshot seats, then
-        # every game plays its hands; rows are the current policy's decisions, each linked to the
-        # same seat's next one or carrying the hand's equity (spoilfive_integrations/selfplay.py)
-        t0 = time.perf_counter()
-        snapshots = snapshot_files()
-        pick = draw_snapshot(snapshots, iteration, args, progress.get("snapshot_equity", {}))
-        snapshot = torch.load(pick, map_location="cpu", weights_only=True)["state_dict"]
-        if workers is None:
-            batch = rollout.collect(iteration, snapshot=snapshot, stop=stop)
-        else:  # new weights and the snapshot go to every worker through Ray's object store
-            batch = workers.collect(net, iteration, snapshot, stop=stop)
-            timers["rollout"] += time.perf_counter() - t0
-        if batch is None:  # Ctrl-C: the unfinished rollout is dropped; the weights are those of the last iteration
-            break
-        for name, seconds in batch.timers.items() if workers is None else ():
-            timers[name] += seconds
-        N, decisions, stats = len(batch), batch.decisions, defaultdict(float, batch.stats)
-
-        # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
-        t0 = time.perf_counter()
-        next_row, reward, assigned, step_offsets = batch.next_row, batch.reward, batch.assigned, batch.step_offsets
-        b_obs = batch.obs_tensor(device)
-        b_mask = torch.from_numpy(batch.mask).to(device)
-        b_holder = torch.from_numpy(batch.holder).to(device) if omniscient else None
-        b_actions, b_logp = torch.from_numpy(batch.action).to(device), torch.from_numpy(batch.logp).to(device)
-        values = np.empty(N, np.float32)
-        with torch.inference_mode(), autocast():
-            for s in range(0, N, 16384):
-                holder = b_holder[s: s + 16384] if omniscient else None
-                values[s: s + 16384] = net.value(b_obs[s: s + 16384], holder).cpu().numpy()
-        if not np.all((next_row >= 0) | assigned):  # every row has a successor or the hand's reward
-            raise RuntimeError(f"{int(((next_row < 0) & ~assigned).sum())} decisions lost their trajectory")
-        advantages = seat_gae(values, reward, next_row, step_offsets, args.gamma, args.gae_lambda)
-        returns = advantages + values
-        b_adv = torch.from_numpy(advantages).to(device)
-        b_ret = torch.from_numpy(returns).to(device)
-        b_val = torch.from_numpy(values).to(device)
-        timers["advantages"] += time.perf_counter() - t0
-
-        # ---- PPO update (threads: as given, or the faster of 1 and all cores, timed now and then)
-        t0 = time.perf_counter()
-        probing = auto_threads and iteration - next_probe in (0, 1)
-        if not auto_threads:
-            threads = args.torch_threads or 1
-        elif probing:
-            threads = 1 if iteration == next_probe else cores
-        else:
-            threads = min(thread_time, key=thread_time.get)
-        torch.set_num_threads(threads)
-        passes = 0
-        net.train()
-        clipfracs, approx_kl = [], torch.zeros(())
-        for _ in range(args.update_epochs):
-            order = torch.randperm(N, device=device, generator=gen)
-            for mb in order.tensor_split(max(1, round(N / args.minibatch_size))):  # near-equal sizes
-                with autocast():
-                    dist, new_value = net.evaluate(b_obs[mb], b_mask[mb], b_holder[mb] if omniscient else None)
-                new_logp = dist.log_prob(b_actions[mb])
-                entropy = dist.entropy()
-                logratio = new_logp - b_logp[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                mb_adv = b_adv[mb]
-                if args.norm_adv:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio,
-                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                if args.clip_vloss:
-                    v_clipped = b_val[mb] + torch.clamp(new_value - b_val[mb], -args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((new_value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((new_value - b_ret[mb]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-                passes += len(mb)
-                if auto_threads and threads > 1 and 1 in thread_time and (
-                        time.perf_counter() - t0 > 3 * thread_time[1] * passes + 0.5):
-                    # Far slower than one thread was: the machine is busy; one thread until the next probe.
-                    threads = 1
-                    torch.set_num_threads(1)
-                    thread_time[cores] = float("inf")
-            # Ctrl-C does not cut the update short: a part-update saved as a whole iteration would make
-            # the resumed run differ from an uninterrupted one. An update takes about 2 s at the defaults.
-            if args.target_kl and approx_kl.item() > args.target_kl:
-                break
-        timers["update"] += time.perf_counter() - t0
-        if probing and threads == (1 if iteration == next_probe else cores):  # (not fallen back)
-            thread_time[threads] = (time.perf_counter() - t0) / max(passes, 1)
-        if auto_threads and iteration >= next_probe + 50:
-            next_probe = iteration + 1
-        var_y = np.var(returns)
-        explained_var = float("nan") if var_y == 0 else float(1 - np.var(returns - values) / var_y)
-
-        # ---- bookkeeping, logging, snapshots, evaluation
-        iter_seconds = time.perf_counter() - iter_start
-        progress["iteration"] = iteration
-        progress["decisions"] += decisions
-        progress["trained"] += N
-        progress["seconds"] = time.time() - start_time
-        step = progress["decisions"]
-        row = {"iteration": iteration, "decisions": step, "trained": progress["trained"],
-               "seconds": round(progress["seconds"], 1), "decisions_per_s": round(decisions / iter_seconds),
-               "trained_per_s": round(N / iter_seconds), "learning_rate": optimizer.param_groups[0]["lr"],
-               "value_loss": v_loss.item(), "policy_loss": pg_loss.item(), "entropy": entropy_loss.item(),
-               "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
-               "explained_variance": explained_var, "hands": int(stats["hands"]),
-               "self_spoil_rate": stats["self_spoils"] / max(stats["self_hands"], 1)}
-        for kid in range(1, len(TABLE_KINDS)):
-            if stats[f"eq_n_{kid}"]:
-                row[f"equity_vs_{TABLE_KINDS[kid]}"] = stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"]
-        row["snapshot"] = int(pick.stem.removeprefix("iter_"))
-        if args.snapshot_sampling == "pfsp" and "equity_vs_snapshot" in row:
-            equity_against = progress.setdefault("snapshot_equity", {})
-            earlier = equity_against.get(pick.name, row["equity_vs_snapshot"])
-            equity_against[pick.name] = earlier + PFSP_MEMORY * (row["equity_vs_snapshot"] - earlier)
-        writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
-        writer.add_scalar("charts/update_threads", threads, step)
-        writer.add_scalar("charts/decisions_per_s", row["decisions_per_s"], step)
-        writer.add_scalar("charts/trained_decisions_per_s", row["trained_per_s"], step)
-        writer.add_scalar("charts/self_play_spoil_rate", row["self_spoil_rate"], step)
-        for kid in range(1, len(TABLE_KINDS)):
-            if f"equity_vs_{TABLE_KINDS[kid]}" in row:
-                writer.add_scalar(f"charts/equity_vs_{TABLE_KINDS[kid]}", row[f"equity_vs_{TABLE_KINDS[kid]}"], step)
-        for name in ("value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
-            writer.add_scalar(f"losses/{name}", row[name], step)
-        total_time = sum(timers.values())
-        for name, seconds in timers.items():
-            writer.add_scalar(f"time/{name}_fraction", seconds / total_time, step)
-
-        if iteration % args.snapshot_every == 0:
-            save_checkpoint(snapshot_dir / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
-        finished = out_of_budget() or stop.requested
-        if args.eval_every and iteration % args.eval_every == 0 and not finished:
+            # ---- the league and the rollout: a frozen snapshot for this iteration's snapshot seats, then
+            # every game plays its hands; rows are the current policy's decisions, each linked to the
+            # same seat's next one or carrying the hand's equity (spoilfive_integrations/selfplay.py)
             t0 = time.perf_counter()
-            log_eval(evaluate_against_spoilers(net, eval_sizes, args.eval_deals, 10_000 + args.seed, device), row)
-            timers["eval"] += time.perf_counter() - t0
-        with open(csv_path, "a", newline="") as f:
-            csv.DictWriter(f, csv_fields, extrasaction="ignore").writerow(row)
-        if iteration % args.save_every == 0:
-            save_all()
-        if bar is not None:
-            if args.time_limit:  # the bar ends where the first of the two limits will fall
-                elapsed = time.time() - session_start
-                rate = (progress["decisions"] - session_decisions) / max(elapsed, 1e-9)
-                projected = progress["decisions"] + rate * max(60 * args.time_limit - elapsed, 0.0)
-                bar.total = int(min(args.total_decisions, projected))
-            bar.total = max(bar.total, bar.n + decisions)  # never under what is done: the last iteration can pass it
-            bar.update(decisions)
-            bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
-    stop.__exit__()
+            snapshots = snapshot_files()
+            pick = draw_snapshot(snapshots, iteration, args, progress.get("snapshot_equity", {}))
+            snapshot = torch.load(pick, map_location="cpu", weights_only=True)["state_dict"]
+            if workers is None:
+                batch = rollout.collect(iteration, snapshot=snapshot, stop=stop)
+            else:  # new weights and the snapshot go to every worker through Ray's object store
+                batch = workers.collect(net, iteration, snapshot, stop=stop)
+                timers["rollout"] += time.perf_counter() - t0
+            if batch is None:  # Ctrl-C: the unfinished rollout is dropped; the weights are those of the last iteration
+                break
+            for name, seconds in batch.timers.items() if workers is None else ():
+                timers[name] += seconds
+            N, decisions, stats = len(batch), batch.decisions, defaultdict(float, batch.stats)
+
+            # ---- advantages: GAE along each seat's trajectory (row -> that seat's next row)
+            t0 = time.perf_counter()
+            next_row, reward, assigned, step_offsets = batch.next_row, batch.reward, batch.assigned, batch.step_offsets
+            b_obs = batch.obs_tensor(device)
+            b_mask = torch.from_numpy(batch.mask).to(device)
+            b_holder = torch.from_numpy(batch.holder).to(device) if omniscient else None
+            b_actions, b_logp = torch.from_numpy(batch.action).to(device), torch.from_numpy(batch.logp).to(device)
+            values = np.empty(N, np.float32)
+            with torch.inference_mode(), autocast():
+                for s in range(0, N, 16384):
+                    holder = b_holder[s: s + 16384] if omniscient else None
+                    values[s: s + 16384] = net.value(b_obs[s: s + 16384], holder).cpu().numpy()
+            if not np.all((next_row >= 0) | assigned):  # every row has a successor or the hand's reward
+                raise RuntimeError(f"{int(((next_row < 0) & ~assigned).sum())} decisions lost their trajectory")
+            advantages = seat_gae(values, reward, next_row, step_offsets, args.gamma, args.gae_lambda)
+            returns = advantages + values
+            b_adv = torch.from_numpy(advantages).to(device)
+            b_ret = torch.from_numpy(returns).to(device)
+            b_val = torch.from_numpy(values).to(device)
+            timers["advantages"] += time.perf_counter() - t0
+
+            # ---- PPO update (threads: as given, or the faster of 1 and all cores, timed now and then)
+            t0 = time.perf_counter()
+            probing = auto_threads and iteration - next_probe in (0, 1)
+            if not auto_threads:
+                threads = args.torch_threads or 1
+            elif probing:
+                threads = 1 if iteration == next_probe else cores
+            else:
+                threads = min(thread_time, key=thread_time.get)
+            torch.set_num_threads(threads)
+            passes = 0
+            net.train()
+            clipfracs, approx_kl = [], torch.zeros(())
+            for _ in range(args.update_epochs):
+                order = torch.randperm(N, device=device, generator=gen)
+                for mb in order.tensor_split(max(1, round(N / args.minibatch_size))):  # near-equal sizes
+                    with autocast():
+                        dist, new_value = net.evaluate(b_obs[mb], b_mask[mb], b_holder[mb] if omniscient else None)
+                    new_logp = dist.log_prob(b_actions[mb])
+                    entropy = dist.entropy()
+                    logratio = new_logp - b_logp[mb]
+                    ratio = logratio.exp()
+                    with torch.no_grad():
+                        approx_kl = ((ratio - 1) - logratio).mean()
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    mb_adv = b_adv[mb]
+                    if args.norm_adv:
+                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    pg_loss = torch.max(-mb_adv * ratio,
+                                        -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    if args.clip_vloss:
+                        v_clipped = b_val[mb] + torch.clamp(new_value - b_val[mb], -args.clip_coef, args.clip_coef)
+                        v_loss = 0.5 * torch.max((new_value - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                    else:
+                        v_loss = 0.5 * ((new_value - b_ret[mb]) ** 2).mean()
+                    entropy_loss = entropy.mean()
+                    loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    passes += len(mb)
+                    if auto_threads and threads > 1 and 1 in thread_time and (
+                            time.perf_counter() - t0 > 3 * thread_time[1] * passes + 0.5):
+                        # Far slower than one thread was: the machine is busy; one thread until the next probe.
+                        threads = 1
+                        torch.set_num_threads(1)
+                        thread_time[cores] = float("inf")
+                # Ctrl-C does not cut the update short: a part-update saved as a whole iteration would make
+                # the resumed run differ from an uninterrupted one. An update takes about 2 s at the defaults.
+                if args.target_kl and approx_kl.item() > args.target_kl:
+                    break
+            timers["update"] += time.perf_counter() - t0
+            if probing and threads == (1 if iteration == next_probe else cores):  # (not fallen back)
+                thread_time[threads] = (time.perf_counter() - t0) / max(passes, 1)
+            if auto_threads and iteration >= next_probe + 50:
+                next_probe = iteration + 1
+            var_y = np.var(returns)
+            explained_var = float("nan") if var_y == 0 else float(1 - np.var(returns - values) / var_y)
+
+            # ---- bookkeeping, logging, snapshots, evaluation
+            iter_seconds = time.perf_counter() - iter_start
+            progress["iteration"] = iteration
+            progress["decisions"] += decisions
+            progress["trained"] += N
+            progress["seconds"] = time.time() - start_time
+            step = progress["decisions"]
+            row = {"iteration": iteration, "decisions": step, "trained": progress["trained"],
+                   "seconds": round(progress["seconds"], 1), "decisions_per_s": round(decisions / iter_seconds),
+                   "trained_per_s": round(N / iter_seconds), "learning_rate": optimizer.param_groups[0]["lr"],
+                   "value_loss": v_loss.item(), "policy_loss": pg_loss.item(), "entropy": entropy_loss.item(),
+                   "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
+                   "explained_variance": explained_var, "hands": int(stats["hands"]),
+                   "self_spoil_rate": stats["self_spoils"] / max(stats["self_hands"], 1)}
+            for kid in range(1, len(TABLE_KINDS)):
+                if stats[f"eq_n_{kid}"]:
+                    row[f"equity_vs_{TABLE_KINDS[kid]}"] = stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"]
+            row["snapshot"] = int(pick.stem.removeprefix("iter_"))
+            if args.snapshot_sampling == "pfsp" and "equity_vs_snapshot" in row:
+                equity_against = progress.setdefault("snapshot_equity", {})
+                earlier = equity_against.get(pick.name, row["equity_vs_snapshot"])
+                equity_against[pick.name] = earlier + PFSP_MEMORY * (row["equity_vs_snapshot"] - earlier)
+            writer.add_scalar("charts/learning_rate", row["learning_rate"], step)
+            writer.add_scalar("charts/update_threads", threads, step)
+            writer.add_scalar("charts/decisions_per_s", row["decisions_per_s"], step)
+            writer.add_scalar("charts/trained_decisions_per_s", row["trained_per_s"], step)
+            writer.add_scalar("charts/self_play_spoil_rate", row["self_spoil_rate"], step)
+            for kid in range(1, len(TABLE_KINDS)):
+                name = f"equity_vs_{TABLE_KINDS[kid]}"
+                if name in row:
+                    writer.add_scalar(f"charts/{name}", row[name], step)
+            for name in ("value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
+                writer.add_scalar(f"losses/{name}", row[name], step)
+            total_time = sum(timers.values())
+            for name, seconds in timers.items():
+                writer.add_scalar(f"time/{name}_fraction", seconds / total_time, step)
+
+            if iteration % args.snapshot_every == 0:
+                save_checkpoint(snapshot_dir / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
+            finished = out_of_budget() or stop.requested
+            if args.eval_every and iteration % args.eval_every == 0 and not finished:
+                t0 = time.perf_counter()
+                log_eval(evaluate_against_spoilers(net, eval_sizes, args.eval_deals, 10_000 + args.seed, device), row)
+                timers["eval"] += time.perf_counter() - t0
+            with open(csv_path, "a", newline="") as f:
+                csv.DictWriter(f, csv_fields, extrasaction="ignore").writerow(row)
+            if iteration % args.save_every == 0:
+                save_all()
+            if bar is not None:
+                if args.time_limit:  # the bar ends where the first of the two limits will fall
+                    elapsed = time.time() - session_start
+                    rate = (progress["decisions"] - session_decisions) / max(elapsed, 1e-9)
+                    projected = progress["decisions"] + rate * max(60 * args.time_limit - elapsed, 0.0)
+                    bar.total = int(min(args.total_decisions, projected))
+                bar.total = max(bar.total, bar.n + decisions)  # never under what is done: the last one can pass it
+                bar.update(decisions)
+                bar.set_postfix_str(f"{row['decisions_per_s']:,} dec/s | eval vs spoiler: {last_eval}", refresh=False)
+    finally:
+        stop.__exit__()
     if workers is not None:
         workers.close()
 

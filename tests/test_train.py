@@ -930,3 +930,21 @@ def test_the_time_limit_is_in_minutes_of_this_session(tmp_path, monkeypatch):
     summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "minute", *PPO_RUN,
                           "--total-decisions", "20000", "--time-limit", "1"])
     assert summary["progress"]["iteration"] == 3 and summary["progress"]["decisions"] < 20000
+
+
+def test_an_error_inside_the_training_loop_gives_back_the_ctrl_c_handler(tmp_path, monkeypatch):
+    """The loop installs its own Ctrl-C handler (stop at the next safe point); an error in an iteration
+    must leave Python's handler as it was (the autouse ``sigint_handler_restored`` fails the test if not)."""
+    import signal
+
+    train = load_train_module()
+    before = signal.getsignal(signal.SIGINT)
+
+    def broken(*args):
+        assert signal.getsignal(signal.SIGINT) is not before  # inside the loop: training's own handler
+        raise RuntimeError("an error in the update")
+
+    monkeypatch.setattr(train, "seat_gae", broken)
+    with pytest.raises(RuntimeError, match="an error in the update"):
+        train.main(["--runs-dir", str(tmp_path), "--run-name", "broken", *PPO_RUN, "--total-decisions", "2000"])
+    assert signal.getsignal(signal.SIGINT) is before

@@ -77,14 +77,22 @@ def test_figures_are_consistent():
     assert "greedy" in format_report(report) and "spoil rate" in format_report(report)
 
 
+def greedy_against_random(num_players: int, deals: int, seed: int):
+    """``evaluate``'s report of greedy against random tables, and the per-game outcome of the same
+    tournament played again from its parts (the deals, the line-up, the agents), with the line-up."""
+    report = evaluate(["greedy", "random"], num_players, deals=deals, seed=seed)
+    hands, turnups, dealers = make_deals(num_players, deals, seed)
+    specs, lineup = distinct_specs(["greedy", "random"], num_players)
+    outcome = play_tournament(build_agents(specs, seed), lineup, Rules(num_players=num_players), hands, turnups,
+                              dealers, seed=seed)
+    return report, outcome, lineup
+
+
 def test_intervals_are_clustered_by_deal_as_written_by_hand():
     """Equity, chips and spoil rate: the mean of the K per-deal means, and 1.96 times their sample standard
     deviation (ddof=1) over sqrt(K), the deals (not the hands) being the independent samples."""
-    rules, deals, seed = Rules(num_players=4), 200, 3
-    report = evaluate(["greedy", "random"], 4, deals=deals, seed=seed)
-    hands, turnups, dealers = make_deals(4, deals, seed)
-    specs, lineup = distinct_specs(["greedy", "random"], 4)
-    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
+    deals = 200
+    report, outcome, _ = greedy_against_random(4, deals, seed=3)
     greedy_seat = outcome["entry_of_seat"] == 0  # (G, n): one seat a game, each rotation's own
 
     def mean_and_half(per_deal):
@@ -105,11 +113,7 @@ def test_intervals_are_clustered_by_deal_as_written_by_hand():
 def test_jink_attempts_and_successes_are_counted_in_the_seats_of_each_agent():
     """Each hand with a jinker counts one attempt for the agent in his seat, and one success when the jink
     won; random jinks often and fails often, so the two counts must differ."""
-    rules, deals, seed = Rules(num_players=3), 300, 4
-    report = evaluate(["greedy", "random"], 3, deals=deals, seed=seed)
-    hands, turnups, dealers = make_deals(3, deals, seed)
-    specs, lineup = distinct_specs(["greedy", "random"], 3)
-    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
+    report, outcome, lineup = greedy_against_random(3, deals=300, seed=4)
     jinked = np.flatnonzero(outcome["jinker"] >= 0)
     agent_of_jinker = lineup[outcome["entry_of_seat"][jinked, outcome["jinker"][jinked]]]
     won = outcome["jink_won"][jinked]
@@ -126,13 +130,9 @@ def test_fair_share_and_the_table_s_two_trick_conversion_as_counted_by_hand():
     """The fair share is the agent's seats over the table's (one greedy seat: 1/4, three random: 3/4); the
     table's two-trick conversion is, over every seat of every hand that reached two tricks, the share that
     went on to win the pool."""
-    rules, deals, seed = Rules(num_players=4), 200, 5
-    report = evaluate(["greedy", "random"], 4, deals=deals, seed=seed)
+    report, outcome, _ = greedy_against_random(4, deals=200, seed=5)
     assert report["agents"]["greedy"]["fair_share"] == 0.25 and report["agents"]["random"]["fair_share"] == 0.75
     assert [entry["fair_share"] for entry in report["entries"]] == [0.25] * 4
-    hands, turnups, dealers = make_deals(4, deals, seed)
-    specs, lineup = distinct_specs(["greedy", "random"], 4)
-    outcome = play_tournament(build_agents(specs, seed), lineup, rules, hands, turnups, dealers, seed=seed)
     reached_two = outcome["tricks"] >= 2
     won = outcome["winner"][:, None] == np.arange(4)
     assert report["table"]["two_trick_conversion"] == pytest.approx((reached_two & won).sum() / reached_two.sum())

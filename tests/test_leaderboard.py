@@ -117,23 +117,32 @@ def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team()
     assert stopped[0].tolist() != [False, False, False, True]
 
 
+def played(hands: list[str], dealer: int, plays: str, **rules):
+    """One hand-made deal (clubs trump: the 9C turned), dealt by ``dealer`` and played card by card."""
+    from spoilfive_env.cards import card_index
+    from spoilfive_env.core import SpoilFiveCore
+
+    core = SpoilFiveCore(1, rules=Rules(num_players=len(hands), **rules), deal=False)
+    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
+               turnups=np.array([card_index("9C")]), dealers=np.array([dealer]))
+    for card in plays.split():
+        core.step(np.array([card_index(card)]))
+    return core
+
+
 @pytest.mark.parametrize("card, overtakes", [("KS", True), ("4S", False)])
 def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the_threat_team(card, overtakes):
     """Clubs trump, nobody holds a club or the AH. Team 0 (seats 0, 2) takes tricks 1 and 2, one each:
     no seat is on two, but the team is. In trick 3 seat 3 (team 1) beats the team's 2S and 3S with the QS;
     seat 1, his partner, may overtake with the KS or play the 4S."""
     from spoilfive_env.cards import card_index
-    from spoilfive_env.core import SpoilFiveCore
 
-    hands = ["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"]
-    core = SpoilFiveCore(1, rules=Rules(num_players=4, partnerships=True), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
-               turnups=np.array([card_index("9C")]), dealers=np.array([3]))
-    for played in "KD 2D 3D 4D 2H 3H KH 4H 2S QS 3S".split():
-        core.step(np.array([card_index(played)]))
+    core = played(["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"], 3,
+                  "KD 2D 3D 4D 2H 3H KH 4H 2S QS 3S", partnerships=True)
     assert int(core.current[0]) == 1 and core.tricks_won[0].tolist() == [1, 0, 1, 0]
     chance, overtook = overtake_events(core, np.array([card_index(card)]))
     assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
+
 
 def test_a_player_on_two_tricks_himself_has_no_friendly_fire_chance():
     """Clubs trump, nobody holds a club or the AH. Seats 0 and 1 take two tricks each (0, 1, 0, 1). In the
@@ -141,14 +150,9 @@ def test_a_player_on_two_tricks_himself_has_no_friendly_fire_chance():
     trick with the KH. Seat 0 is on two tricks himself: the trick wins him the pool, so it is no overtaking
     of a fellow spoiler, and no chance of one (agents.spoiling: the seat holds fewer than two tricks)."""
     from spoilfive_env.cards import card_index
-    from spoilfive_env.core import SpoilFiveCore
 
-    hands = ["KD 4D JD 8D KH", "2D QD 6D 10D 5H", "3D 5D 7D 9D 9H"]
-    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
-               turnups=np.array([card_index("9C")]), dealers=np.array([2]))
-    for played in "KD 2D 3D 4D QD 5D 6D 7D JD 8D 10D 9D 5H 9H".split():
-        core.step(np.array([card_index(played)]))
+    core = played(["KD 4D JD 8D KH", "2D QD 6D 10D 5H", "3D 5D 7D 9D 9H"], 2,
+                  "KD 2D 3D 4D QD 5D 6D 7D JD 8D 10D 9D 5H 9H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [2, 2, 0]
     chance, overtook = overtake_events(core, np.array([card_index("KH")]))
     assert chance.tolist() == [False] and overtook.tolist() == [False]
@@ -159,14 +163,8 @@ def test_beating_the_threat_s_own_winning_card_is_no_friendly_fire():
     trick 4; seat 2 plays under it with the 5H. Seat 0 (no trick) may beat the threat with the KH: that is
     the stop, not an overtake of a fellow, since nobody was beating the threat yet (no chance of one)."""
     from spoilfive_env.cards import card_index
-    from spoilfive_env.core import SpoilFiveCore
 
-    hands = ["2D 5D 7D KH 8D", "KD 4D JD 9H 10D", "3D QD 6D 5H 9D"]
-    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
-               turnups=np.array([card_index("9C")]), dealers=np.array([2]))
-    for played in "2D KD 3D 4D QD 5D 6D 7D JD 9H 5H".split():
-        core.step(np.array([card_index(played)]))
+    core = played(["2D 5D 7D KH 8D", "KD 4D JD 9H 10D", "3D QD 6D 5H 9D"], 2, "2D KD 3D 4D QD 5D 6D 7D JD 9H 5H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [0, 2, 1]
     chance, overtook = overtake_events(core, np.array([card_index("KH")]))
     assert chance.tolist() == [False] and overtook.tolist() == [False]

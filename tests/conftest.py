@@ -99,6 +99,7 @@ def exit_status(main, argv) -> int:
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C came out of the command: a traceback, and no exit status 130")
 
+
 def make_env(num_players: int, reward: str = "chips", mode: str = "hand", **rules):
     """The public AEC environment, imported late so card tests run without it."""
     from spoilfive_env import env

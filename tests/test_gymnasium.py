@@ -337,6 +337,7 @@ def test_opponents_by_name_list_object_and_checkpoint():
     by_shipped_name = SpoilFiveGymEnv(num_players=3, opponents=["ppo", str(CHECKPOINT)])
     assert [a.name for a in by_shipped_name.batch.lineup.agents] == ["ppo", "ppo"]  # two specs, one file
 
+
 def test_each_distinct_opponent_draws_from_its_own_stream():
     """A seeded reset gives every distinct opponent an independent stream (the module docstring of
     spoilfive_integrations.opponents): two random agents at one table must not mirror each other's draws."""
@@ -610,6 +611,7 @@ def test_reset_mask_restarts_only_the_marked_games_in_next_step_mode():
     for g in (0, 3):
         view = decode_observation(observations[g])
         assert view["trick_number"] == 0 and len(view["hand"]) == 5 or view["phase"] == "rob"
+
 
 def test_a_reset_mask_leaves_the_other_ended_games_to_their_next_step_restart():
     """A game that ended at the last step still restarts at the next one when a reset_mask restarts

@@ -67,6 +67,7 @@ def test_every_pairing_is_played_on_the_same_deals(board):
         lone = evaluate([t["agent"], t["table_of"]], 4, DEALS, board["seed"])["entries"][0]
         assert (t["pools_won"], t["mean_equity"]) == (lone["pools_won"], pytest.approx(lone["mean_equity"]))
 
+
 def test_every_hand_of_a_table_is_a_pool_of_the_lone_agent_one_of_the_table_or_a_spoil(board):
     """A table's pools won by the lone seat and by the other seats, with its spoils, account for each of its
     hands exactly once (the table's pools are the other seats' alone: the rating's choice data reads them)."""

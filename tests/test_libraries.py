@@ -117,6 +117,7 @@ def test_sb3_vec_env_follows_sb3_autoreset_and_mask_conventions():
     assert np.array_equal(again.reset(), SpoilFiveSB3VecEnv(num_envs=16, num_players=4, opponents="random",
                                                             seed=3).reset())
 
+
 def test_sb3_vec_env_ends_every_finished_hand_at_once_with_its_last_observation():
     """SB3's autoreset: a hand that ends, on the learner's move or on an opponent's, is done at that very step,
     its ``terminal_observation`` is that hand's last view (a finished hand: its tricks taken), and every row
@@ -158,6 +159,7 @@ def test_sb3_vec_env_refuses_or_penalises_an_illegal_action():
     _, rewards, dones, infos = lenient.step(actions)
     assert dones[2] and rewards[2] < 0 and infos[2]["penalty"] and "terminal_observation" in infos[2]
 
+
 def test_sb3_vec_env_flags_a_penalty_only_on_the_game_that_played_the_illegal_action():
     """Under ``illegal_action="penalty"`` ``infos[g]["penalty"]`` marks the offending game alone: hands that
     end by play at the same step (and at every other step) carry no penalty flag."""
@@ -183,6 +185,7 @@ def test_sb3_vec_env_flags_a_penalty_only_on_the_game_that_played_the_illegal_ac
         if offender is not None:
             assert dones[offender]
     assert ended_by_play > 16
+
 
 def test_sb3_vec_env_seed_reproduces_the_seats_drawn_at_every_autoreset():
     """With the seat drawn per episode, one seed repeats the whole run: the seats of the hands that SB3's
@@ -309,6 +312,7 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     assert not any(aid.startswith(game + "_") for aid in observations)
     assert env.illegal_actions == 1 and not terminateds["__all__"]
 
+
 def test_rllib_a_forfeited_game_is_asked_nothing_more():
     """After a penalty ends a game's hand its seat is no longer asked to act: an action sent for it
     anyway is refused and changes nothing, not played on in a hand that is over."""
@@ -326,6 +330,7 @@ def test_rllib_a_forfeited_game_is_asked_nothing_more():
         env.step({offender: int(np.flatnonzero(mask)[0])})
     assert_same_state(before, core_fields(env.core))
     assert env.illegal_actions == 1
+
 
 def test_rllib_a_seeded_reset_deals_the_same_hands_whatever_the_env_was_made_with():
     """``reset(seed=s)`` reseeds the deals: two envs made with different seeds deal the same after it, and the

@@ -158,13 +158,18 @@ def _named(actions) -> str:
     return ", ".join(f"{action} ({action_str(action)})" for action in actions)
 
 
-def _refuse_forbidden(rows, masks, legal, where: str, hint: str = "") -> None:
+def _refuse_forbidden(rows, masks, legal, where: str, rules=None) -> None:
     """Refuse the first of ``rows`` whose mask (of ``masks``) allows an action its ``legal`` row does not:
     a search would play that action in its games, and the core would refuse it deep inside, its
-    generators already moved. ``hint`` ends the message."""
+    generators already moved. Given the ``rules`` the search plays, the message names them."""
     forbidden = masks & ~legal
     if forbidden.any():
         at = int(np.flatnonzero(forbidden.any(axis=1))[0])
+        # The likeliest cause: a table of other rules (a concealed ace's plays) that nobody told the agent.
+        hint = "" if rules is None else (
+            f" (by the rules the search plays: conceal_ace_penalty={rules.conceal_ace_penalty}, allow_jink="
+            f"{rules.allow_jink}; at a table of other rules, tell it them: agent.bind(rules), or load_agent(spec, "
+            "rules=rules), as env.unwrapped.rules gives them)")
         raise ValueError(f"{where} got a mask that does not fit its observation: row {int(rows[at])} allows "
                          f"{_named(np.flatnonzero(forbidden[at]))}, which the rules forbid there; its legal "
                          f"actions are {_named(np.flatnonzero(legal[at]))}{hint}")
@@ -191,11 +196,7 @@ def legal_masks(observations, rules) -> np.ndarray:
 def check_rules_allow(observations, masks, rules, rows) -> None:
     """Refuse masks that allow an action the rules forbid at their observations (of one table size;
     ``rows``: their row numbers in the caller's batch), drawing no random number."""
-    # The likeliest cause: a table of other rules (a concealed ace's plays) that nobody told the agent.
-    hint = (f" (by the rules the search plays: conceal_ace_penalty={rules.conceal_ace_penalty}, allow_jink="
-            f"{rules.allow_jink}; at a table of other rules, tell it them: agent.bind(rules), or load_agent(spec, "
-            "rules=rules), as env.unwrapped.rules gives them)")
-    _refuse_forbidden(rows, masks, legal_masks(observations, rules), "act_batch", hint)
+    _refuse_forbidden(rows, masks, legal_masks(observations, rules), "act_batch", rules)
 
 
 def draw_deals(observations, per_decision: int, rng, rules):

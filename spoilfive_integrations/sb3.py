@@ -283,7 +283,7 @@ class SelfPlayCallback(BaseCallback):
         self.refresh_steps = int(refresh_steps)
         if not isinstance(greedy, (bool, np.bool_)):
             raise ValueError(f"greedy={greedy!r} is not allowed: give True or False")
-        if seed is None or not (is_integer(seed) and seed >= 0):  # None too: each snapshot's is this plus its number
+        if not (is_integer(seed) and seed >= 0):  # None too: each snapshot's seed is this plus its number
             raise ValueError(f"seed={seed!r} is not allowed: give a whole number 0 or more (each snapshot's seed is "
                              "this plus its number)")
         self.greedy = greedy

@@ -299,12 +299,12 @@ def checked_reset(seed, options, env_name: str, takes: tuple[str, ...] = ()) -> 
     ``takes`` (those the caller has already taken out): Gymnasium itself takes only a Python int, and
     says so in its own error type."""
     seed = checked_seed(seed)
+    if options is None or (isinstance(options, Mapping) and not options):
+        return seed
     allowed = f"{env_name} takes only {', '.join(map(repr, takes))}" if takes else f"{env_name} takes none"
-    if options is not None and not isinstance(options, Mapping):
+    if not isinstance(options, Mapping):
         raise ValueError(f"options={options!r} is not allowed: give a dict or None (reset options: {allowed})")
-    if options:
-        raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {allowed}")
-    return seed
+    raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {allowed}")
 
 
 def checked_autoreset_mode(autoreset_mode) -> AutoresetMode:

@@ -48,6 +48,7 @@ included); ``trained`` counts the current policy's non-forced decisions, the PPO
 
 import argparse
 import ast
+import contextlib
 import copy
 import csv
 import dataclasses
@@ -748,6 +749,12 @@ def shell_words(*words) -> str:
 def main(argv=None) -> dict:
     """Train (see the module docstring). Returns the run's summary (``summary.json``); its
     ``"interrupted"`` is true when Ctrl-C stopped the run (the command then exits 130)."""
+    with contextlib.ExitStack() as release:  # Ray rollout workers are let go however the run ends, an error included
+        return run_training(argv, release)
+
+
+def run_training(argv, release: contextlib.ExitStack) -> dict:
+    """:func:`main`'s run; what it starts outside this process it hands to ``release`` to stop."""
     args, given = parse_command_line(argv)
     try:  # the compiled kernels, as SPOILFIVE_OBSERVATION and SPOILFIVE_RULES ask: a bad one is said before any work
         observation_backend(), rules_backend()
@@ -848,6 +855,7 @@ def main(argv=None) -> dict:
                                      bf16_obs=use_bf16(args.precision, resolve_device(args.device)))
         except ValueError as error:
             fail(str(error))
+        release.callback(workers.close)
     try:
         snapshot_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -1162,7 +1170,7 @@ def main(argv=None) -> dict:
     finally:
         stop.__exit__()
     if workers is not None:
-        workers.close()
+        workers.close()  # now, before the final check: the cluster's CPUs are free again
 
     # ---- the end: save, final evaluation, learning curve, time report
     if bar is not None:

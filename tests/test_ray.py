@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -248,6 +249,49 @@ def test_a_killed_worker_is_restarted_one_dead_for_good_is_dropped_and_the_run_f
     assert re.search(r"rollout worker 0 lost its rollout of iteration [45] ", log)  # 5: killed just after its 4th
     assert "rollout worker 0 cannot be restarted: the run goes on with 1 worker(s)" in log
     assert summary["progress"]["iteration"] >= 5 and (tmp_path / "kill" / "checkpoint.pt").is_file()
+
+
+@pytest.mark.parametrize("breaks", ["the first rollout", "the tensorboard writer"])
+def test_an_error_that_ends_a_ray_run_stops_its_rollout_workers(cluster, tmp_path, monkeypatch, breaks):
+    """A run that raises, in its loop or in the set-up after the workers started, leaves no actor
+    holding the cluster's CPUs: the next run (or the caller's own work) has them."""
+    from torch.utils import tensorboard
+
+    from spoilfive_integrations import ray_training
+
+    made = []
+    start = ray_training.RolloutWorkers.__init__
+
+    def start_and_keep(self, *args, **kwargs):
+        start(self, *args, **kwargs)
+        made.extend(self.actors)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(f"{breaks} broke")
+
+    monkeypatch.setattr(ray_training.RolloutWorkers, "__init__", start_and_keep)
+    if breaks == "the first rollout":
+        monkeypatch.setattr(ray_training.RolloutWorkers, "collect", broken)
+    else:
+        monkeypatch.setattr(tensorboard, "SummaryWriter", broken)
+    train = load_train()
+    with pytest.raises(RuntimeError, match=f"{breaks} broke"):
+        train.main(["--runs-dir", str(tmp_path), "--run-name", "broken", *TINY, "--ray", "--workers", "2"])
+    assert len(made) == 2
+    deadline = time.monotonic() + 60  # ray.kill is asynchronous: an actor may answer once more, its CPU come back later
+
+    def answers(actor) -> bool:
+        try:
+            ray.get(actor.ready.remote(), timeout=30)
+            return True
+        except ray.exceptions.RayActorError:
+            return False
+
+    while (any(map(answers, made)) or ray.available_resources().get("CPU", 0) < CLUSTER_CPUS) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(answers, made))
+    assert ray.available_resources().get("CPU", 0) == CLUSTER_CPUS
 
 
 def test_ctrl_c_on_a_ray_run_saves_and_it_resumes_with_another_number_of_workers(cluster, tmp_path):

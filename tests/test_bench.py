@@ -98,6 +98,42 @@ def test_random_legal_action_of_one_mask():
     assert picks == {7, 105}
 
 
+class CountingGame:
+    """An AEC game that counts what the benchmark's loop asks of it: resets, and steps with an action and
+    with None (an agent leaving the finished hand)."""
+
+    def __init__(self, game):
+        self.game, self.resets, self.moves, self.leaves = game, 0, 0, 0
+
+    def reset(self, seed=None):
+        self.resets += 1
+        self.game.reset(seed=seed)
+
+    def agent_iter(self):
+        return self.game.agent_iter()
+
+    def last(self):
+        return self.game.last()
+
+    def step(self, action):
+        if action is None:
+            self.leaves += 1
+        else:
+            self.moves += 1
+        self.game.step(action)
+
+
+def test_the_aec_loop_counts_decisions_not_the_steps_that_leave_a_finished_hand():
+    """aec_loop's decisions are the actions chosen; the step(None) of each agent leaving a finished hand is
+    PettingZoo bookkeeping, not a decision. Its episodes are the hands played after the untimed warm-up reset."""
+    from spoilfive_env import env
+
+    game = CountingGame(env(num_players=3))
+    decisions, episodes, elapsed = bench.aec_loop(game, seconds=0.05, seed=4)
+    assert episodes >= 1 and game.resets == episodes + 1 and elapsed >= 0.05
+    assert decisions == game.moves and game.leaves == 3 * episodes
+
+
 # ---------------------------------------------------------------- beside the peers (no peer needed)
 def test_summarize_gives_paired_ratios_median_and_range():
     summary = bench.summarize([10.0, 30.0, 20.0], [5.0, 10.0, 20.0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 import spoilfive_env
@@ -58,11 +59,40 @@ def test_bad_card_index_raises(index):
         card_str(index)
 
 
+def test_parse_cards_reads_a_space_separated_string_or_a_list_of_texts_and_indices():
+    """parse_cards: one string split on whitespace, or a list mixing card texts and indices (checked)."""
+    from spoilfive_env.cards import parse_cards
+
+    assert parse_cards("5H  JS\t10♠ ad") == [30, 49, 48, 13]
+    assert parse_cards(["5H", 49, "T♠"]) == [30, 49, 48]
+    with pytest.raises(ValueError, match="0-51"):
+        parse_cards([52])
+
+
 # ---------------------------------------------------------------------------- actions
 def test_action_table():
     assert (actions.PLAY_FIRST, actions.ROB_FIRST, actions.DECLINE_ROB, actions.CLAIM, actions.JINK) == (
         0, 52, 104, 105, 106)
     assert actions.NUM_ACTIONS == 107
+
+
+@pytest.mark.parametrize(("action", "text"), [
+    (0, "play AC"), (51, "play KS"), (52, "rob, discard AC"), (52 + 30, "rob, discard 5H"),
+    (103, "rob, discard KS"), (104, "decline to rob"), (105, "claim the pool"), (106, "jink (play on for all five)"),
+])
+def test_action_names_follow_the_action_table(action, text):
+    """CONTRACT.md's action ids: 0-51 play that card, 52-103 rob discarding card id - 52, then decline, claim,
+    jink; the ids at each boundary are named as the table says."""
+    assert actions.action_str(action) == text
+
+
+def test_allowed_refuses_ids_outside_the_table_without_reading_the_mask():
+    """An id below 0 or above 106 is not allowed, even where the mask's last column (jink) is set, and
+    indexes nothing (no IndexError)."""
+    masks = np.ones((4, actions.NUM_ACTIONS), np.int8)
+    assert actions.allowed(masks, np.array([-1, 107, 106, 0])).tolist() == [False, False, True, True]
+    masks[:, 0] = 0
+    assert actions.allowed(masks, np.array([0, 5, -107, 2**40])).tolist() == [False, True, False, False]
 
 
 # ---------------------------------------------------------------------------- rules

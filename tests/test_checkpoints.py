@@ -84,6 +84,28 @@ def test_a_bad_state_dict_is_a_checkpoint_error(tmp_path, state_dict, words):
         load_policy_agent(path)
 
 
+HEADER_CASES = [
+    # (header entries of the file, words of the refusal): each says what the file has and what this spoilfive has
+    ({"format": "other-policy"}, r"is not a spoilfive policy checkpoint \(no format='spoilfive-policy' entry\)"),
+    ({"format_version": 2}, "has checkpoint format version 2; this spoilfive reads version 1$"),
+    ({"observation_version": 0}, "does not fit .*: it was trained on observation layout version 0, this "
+                                 "spoilfive_env has version 1. Retrain"),
+    ({"obs_dim": OBS_DIM + 1}, f"does not fit .*: its observation has {OBS_DIM + 1} features, this spoilfive_env has "
+                               f"{OBS_DIM}. Retrain"),
+    ({"num_actions": 106}, "does not fit .*: it has 106 actions, this spoilfive_env has 107. Retrain"),
+    ({"obs_dim": None, "num_actions": None}, "its observation has None features, .*; it has None actions"),
+]
+
+
+@pytest.mark.parametrize(("header", "words"), HEADER_CASES, ids=[repr(h)[:40] for h, _ in HEADER_CASES])
+def test_a_checkpoint_of_another_format_or_observation_or_action_table_is_refused(tmp_path, header, words):
+    """The file's header must match this spoilfive: its format and format version, the observation layout it
+    was trained on (version and width) and the 107 actions. Weights that happen to load do not make it fit."""
+    path = edited_checkpoint(tmp_path, **header)
+    with pytest.raises(CheckpointError, match=words):
+        load_policy_agent(path)
+
+
 def test_a_small_file_claiming_a_huge_network_is_refused_before_building_it(tmp_path, monkeypatch):
     """Widest and deepest allowed header (about 16 GiB of weights) over a file of a few kB."""
     path = edited_checkpoint(tmp_path, model={"hidden": [MAX_HIDDEN_WIDTH] * MAX_HIDDEN_LAYERS,
@@ -137,6 +159,22 @@ def test_a_good_checkpoint_still_loads(tmp_path):
     net, data = policy.load_checkpoint(path)
     assert net.config == {"hidden": [16], "critic": "local", "encoding": "canonical"}
     assert all(value.device.type == "cpu" for value in net.state_dict().values())
+
+
+def test_a_shipped_name_is_found_in_agents_checkpoints_and_anything_with_a_folder_is_a_path(tmp_path):
+    """resolve_checkpoint: a bare name such as "ppo" is the shipped agents/checkpoints/ppo.pt; a name with a
+    folder in it or ending .pt is a path as given, even where no such file is (then the refusal names that path).
+    A shipped agent is called by its name, any other by its path."""
+    from agents.policy import CHECKPOINT_DIR, resolve_checkpoint
+
+    assert resolve_checkpoint("ppo") == CHECKPOINT_DIR / "ppo.pt"
+    elsewhere = str(Path("runs") / "mine" / "final")
+    assert resolve_checkpoint(elsewhere) == Path(elsewhere) and resolve_checkpoint("x.pt") == Path("x.pt")
+    with pytest.raises(CheckpointError, match=f"^no checkpoint file at {re.escape(elsewhere)}: "):
+        load_policy_agent(elsewhere)
+    assert load_policy_agent("ppo").name == "ppo"
+    copy = edited_checkpoint(tmp_path)
+    assert load_policy_agent(copy).name == str(copy)
 
 
 def test_without_torch_a_policy_says_which_extra_to_install():

@@ -450,6 +450,31 @@ def test_per_table_size_spreads_one_number_keeps_one_a_size_and_takes_each_sizes
         per_table_size("--hands", [3, 4], [1, 2, 3], defaults)
 
 
+def test_rule_option_reads_true_false_and_whole_numbers():
+    """--rule KEY=VALUE: true and false in any case are the booleans, a whole number is an int, spaces around
+    either side are dropped."""
+    from spoilfive_env.cli import rule_option
+
+    readings = [rule_option(text) for text in ("allow_jink=false", " allow_jink = FALSE ", "allow_jink=True",
+                                                   "jink_bonus=0", "ante=3")]
+    assert readings == [("allow_jink", False), ("allow_jink", False), ("allow_jink", True), ("jink_bonus", 0),
+                        ("ante", 3)]
+    assert [type(value) for _, value in readings] == [bool, bool, bool, int, int]  # (False == 0 in Python)
+
+
+def test_seed_value_takes_every_seed_from_0_to_2_to_the_32_minus_1():
+    """The bounds themselves are seeds: 0 and 2**32 - 1 are taken, -1 and 2**32 refused in words."""
+    import argparse
+
+    from spoilfive_env.cli import MAX_SEED, seed_value
+
+    assert MAX_SEED == 2**32 - 1
+    assert seed_value("0") == 0 and seed_value(str(2**32 - 1)) == 2**32 - 1
+    for text in ("-1", str(2**32)):
+        with pytest.raises(argparse.ArgumentTypeError, match="give a seed from 0 to 4,294,967,295"):
+            seed_value(text)
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--out", "{tmp}/a-file/x.pt"], "--out '{tmp}/a-file/x.pt' cannot be written: {tmp}/a-file is a file"),
     (["--out", "{tmp}/new/x.pt", "--data", "{tmp}/a-file"], "--data '{tmp}/a-file' cannot be written: it is a file"),

@@ -115,6 +115,25 @@ def test_nothing_to_deal_is_an_empty_deal():
     assert ok[0] and (drawn == -1).all()
 
 
+class EdgeDraws:
+    """A generator stand-in whose uniform numbers are ``value``: the edges a real one can give (0.0 among them)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def random(self, size):
+        return np.full(size, self.value)
+
+
+def test_a_draw_never_picks_an_index_of_zero_weight_even_at_the_edges_of_the_unit_interval():
+    """_draw picks index i where the running total first exceeds u * total: u = 0.0 (which Generator.random
+    can return) must skip the leading zero weights, and u just below 1 must skip trailing ones."""
+    weights = np.array([[0.0, 0.0, 2.0, 0.0, 1.0, 0.0], [0.0, 3.0, 0.0, 0.0, 0.0, 0.0]])
+    assert dealing._draw(weights, EdgeDraws(0.0)).tolist() == [2, 1]
+    assert dealing._draw(weights, EdgeDraws(np.nextafter(1.0, 0.0))).tolist() == [4, 1]
+    assert dealing._draw(weights, EdgeDraws(0.5)).tolist() == [2, 1]  # 1.5 of 3: still in the first weight
+
+
 def test_a_problem_without_a_deal_or_too_large_is_left_to_the_caller(monkeypatch):
     impossible = problem(3, ["AC", "KC", "QD"], [0, 2, 1], {1: ["AC", "KC"], 2: ["QD"]})
     ok, drawn = deal_uniform(*(x[None] for x in impossible), np.random.default_rng(0))

@@ -18,6 +18,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import spoilfive_env
 from spoilfive_env import OBS_DIM, card_index, card_str, env, raw_env, spoil_five_v0
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, action_str
+from spoilfive_env.env import render_table
 from spoilfive_env.rules import Rules
 
 ALL_SIZES = range(2, 11)
@@ -113,6 +114,69 @@ def test_render_ansi_shows_the_table_and_only_the_viewers_hand():
     text = game.render()
     assert "5♠" in text  # now in the trick
     assert "2♣" in text and "J♠" not in text  # player_1's turn and hand
+
+
+def test_render_table_hides_whose_turn_it_is_to_rob_from_the_other_seats():
+    """The rob phase names the holder of the ace of trumps, so only he sees "rob" (as in the observation); a
+    seat viewing the table from elsewhere (the Gymnasium learner's) sees "play" while he decides. Once he has
+    robbed, every seat's table notes it on his row."""
+    game = env(num_players=3, render_mode="ansi")
+    game.reset(options={"dealer": 2, "turnup": "KS",
+                        "hands": [["AS", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
+                                  ["2D", "3D", "4D", "6D", "7D"]]})  # player_0 holds the ace of trumps
+    assert game.observe("player_0")["action_mask"][DECLINE_ROB]
+    core = game.unwrapped.core
+    assert game.render().splitlines()[0].endswith(" · rob")
+    assert render_table(core, viewer=0).splitlines()[0].endswith(" · rob")
+    for viewer in (1, 2):
+        assert render_table(core, viewer=viewer).splitlines()[0].endswith(" · play")
+    game.step(52 + card_index("KC"))  # he robs: who robbed is public (RULES.md), the discard is not
+    for viewer in range(3):
+        rows = render_table(core, viewer=viewer).splitlines()[2:5]
+        assert [row.endswith("  robbed") for row in rows] == [True, False, False]
+        assert "K♣" not in "\n".join(rows)
+
+
+def test_render_table_numbers_the_hand_and_marks_the_seat_to_act_only_while_it_is_played():
+    """The header counts hands from 1 (the hand being played, then the last one played), and the ">" marker
+    stands at the seat to act, at none once the hand is over."""
+    game = env(num_players=3, render_mode="ansi")
+    game.reset(options=fixed_deal())
+    lines = game.render().splitlines()
+    assert " · hand 1 · " in lines[0] and lines[0].endswith(" · play")
+    assert [line[0] for line in lines[2:5]] == [">", " ", " "]  # player_0 leads
+    game.step(card_index("5S"))
+    assert [line[0] for line in game.render().splitlines()[2:5]] == [" ", ">", " "]
+    play_cards(game, *TRUMPS_FIRST[1:], "claim")
+    lines = game.render().splitlines()
+    assert " · hand 1 · " in lines[0] and lines[0].endswith(" · done")
+    assert [line[0] for line in lines[2:5]] == [" ", " ", " "]
+    assert lines[-1] == "player_0 took the pool"
+
+
+def test_render_table_shows_each_card_of_the_trick_and_each_note_on_the_row_of_its_seat():
+    """The trick column: the leader's card on his row, then each card on the row of the seat that played it, the
+    seats to the leader's left in turn (docs/rules.md); the notes column names the dealer on the dealer's row."""
+    game = env(num_players=3, render_mode="ansi")
+    game.reset(options=fixed_deal())  # player_2 deals, player_0 leads
+    play_cards(game, "5S", "2C")  # player_1 follows; player_2 is to play
+    header, *rows = game.render().splitlines()[1:5]
+    trick, notes = header.index(" trick ") + 1, header.index(" notes") + 1
+    assert [(row[2:12].strip(), row[trick:notes].strip(), row[notes:]) for row in rows] == [
+        ("player_0", "5♠", ""), ("player_1", "2♣", ""), ("player_2", "", "dealer")]
+
+
+def test_human_render_mode_prints_the_table_after_every_step(capsys):
+    """PettingZoo's convention for render_mode="human": the env shows itself after each step, unasked; the
+    table printed is the one render() would print at that moment (here with player_1 to act)."""
+    game = env(num_players=3, render_mode="human")
+    game.reset(options=fixed_deal())
+    capsys.readouterr()
+    game.step(card_index("5S"))
+    printed = capsys.readouterr().out
+    assert printed.count("Spoil Five · 3 players") == 1 and "player_1's hand: " in printed
+    game.render()
+    assert capsys.readouterr().out == printed
 
 
 def test_render_without_mode_warns_and_returns_none():
@@ -262,6 +326,23 @@ def test_a_refused_step_leaves_pettingzoo_s_agent_iter_as_it_was():
     assert next(agents) == "player_1"
 
 
+def test_a_refused_step_keeps_the_reward_the_agent_has_not_yet_collected():
+    """In a game, a hand's rewards wait in ``_cumulative_rewards`` until each agent acts again; an illegal
+    action must not clear the actor's, or ``last()`` would lose its share of the hand just played."""
+    game = env(num_players=3, mode="game")
+    game.reset(seed=0, options=fixed_deal())
+    play_cards(game, *TRUMPS_FIRST, "claim")  # player_0 takes a pool of 3: +2, the others -1 each (equity)
+    assert not any(game.terminations.values())
+    agent = game.agent_selection
+    waiting = dict(game._cumulative_rewards)
+    assert waiting[agent] == pytest.approx(2.0 if agent == "player_0" else -1.0)
+    before = snapshot(game)
+    with pytest.raises(ValueError, match="illegal action 107"):
+        game.step(107)
+    assert_same_snapshot(before, snapshot(game))
+    assert game._cumulative_rewards == waiting and game.last()[1] == waiting[agent]
+
+
 def test_illegal_action_later_in_the_hand():
     game = env(num_players=3)
     game.reset(options=fixed_deal())
@@ -350,6 +431,16 @@ def test_unknown_option_lists_the_allowed_ones():
     for option in ("starting_chips", "ante", "spoil_ante", "dealer_ante", "jink_bonus", "allow_jink",
                    "conceal_ace_penalty", "num_hands", "max_hands", "partnerships", "preset"):
         assert option in message
+
+
+def test_an_unknown_reset_option_is_ignored_with_a_warning_naming_it():
+    """reset(options=...) warns about keys it does not know (PettingZoo's api_test passes its own) and
+    deals as though they were not there."""
+    game, plain = env(num_players=3), env(num_players=3)
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset option\(s\) colour: known are dealer, hands"):
+        game.reset(seed=3, options={"colour": "red", "dealer": 1})
+    plain.reset(seed=3, options={"dealer": 1})
+    assert_same_snapshot(snapshot(game), snapshot(plain))
 
 
 @pytest.mark.parametrize("text", ["", "ZZ", "11H", "5X", "H5", "10", "5HH", "A♥♥"])
@@ -471,6 +562,22 @@ def test_a_game_ends_naming_the_seats_with_most_chips_as_its_winners():
     hand.reset(seed=0)
     _, infos = play_out(hand)
     assert "game_winners" not in infos["player_0"] and "winner" in infos["player_0"]
+
+
+def test_when_the_hand_ends_every_agent_steps_out_in_seat_order_seeing_its_own_reward():
+    """Once the episode is over each agent is selected in turn, player_0 first, and ``last()`` gives it the
+    termination and its own reward, until ``step(None)`` has removed them all."""
+    game = env(num_players=3)
+    game.reset(options=fixed_deal())
+    play_cards(game, *TRUMPS_FIRST, "claim")  # player_0 takes a pool of 3
+    seen = []
+    for agent in game.agent_iter():
+        _, reward, termination, truncation, _ = game.last()
+        seen.append((agent, reward, termination, truncation))
+        game.step(None)
+    assert seen == [("player_0", pytest.approx(2.0), True, False), ("player_1", pytest.approx(-1.0), True, False),
+                    ("player_2", pytest.approx(-1.0), True, False)]
+    assert game.agents == []
 
 
 def test_hand_mode_episode_is_one_hand_and_game_mode_several():

@@ -71,6 +71,19 @@ def test_pettingzoo_registry_makes_the_aec_env():
         pettingzoo.make("aec", AEC_ID, max_cycles=100)
 
 
+def test_the_aec_entry_point_takes_pettingzoo_s_none_cap_and_refuses_any_other():
+    """make_aec_env, called with the keywords PettingZoo may pass: max_cycles=-1 ("no cap") or None is an
+    env as asked for; a real cap is refused, as a hand and a game end by the rules."""
+    from spoilfive_env.registration import make_aec_env
+
+    for cap in (-1, None):
+        game = make_aec_env(max_cycles=cap, num_players=3)
+        game.reset(seed=0)
+        assert game.possible_agents == ["player_0", "player_1", "player_2"]
+    with pytest.raises(ValueError, match=r"max_cycles=0 is not allowed: .* omit max_cycles or pass -1"):
+        make_aec_env(max_cycles=0, num_players=3)
+
+
 def test_gymnasium_registry_makes_both_envs():
     spec = gymnasium.spec(GYMNASIUM_ID)
     assert spec.entry_point == "spoilfive_integrations.gymnasium_env:SpoilFiveGymEnv"

@@ -4,6 +4,7 @@ refused; Ctrl-C; the launcher in spoilfive_env that finds the game by its entry 
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import signal
@@ -110,6 +111,80 @@ def test_the_table_is_shown_only_on_your_turn_and_enter_plays_a_forced_move():
     assert text.count("Spoil Five · ") == your_moves  # one table per turn of yours, none for theirs
 
 
+def test_a_player_in_another_seat_than_0_is_shown_his_own_hand_and_no_one_else_s():
+    """--seat 2: every table shown (one a turn of yours) is seen from seat 2, so the hand on it is player_2's,
+    never seat 0's."""
+    read, write, written = scripted(lambda tail: "1\n")
+    assert play_game(3, [load_agent("greedy")], human=2, seed=7, read=read, write=write, num_hands=1) == 0
+    text = "".join(written)
+    tables = re.findall(r"^(player_\d)'s hand: ", text, flags=re.MULTILINE)
+    assert tables and set(tables) == {"player_2"}
+    assert text.count("Spoil Five · ") == len(tables) and "player_0 plays" in text
+
+
+def test_each_finished_trick_names_who_took_it_as_the_hand_s_trick_count_says():
+    """After the last card of every trick the log names its taker ("You take" / "player_N takes"): over a
+    hand, those lines count each seat's tricks as the hand's result line gives them."""
+    read, write, written = scripted(lambda tail: "1\n")
+    assert play_game(3, [load_agent("greedy")], seed=11, read=read, write=write, num_hands=2) == 0
+    hands = re.findall(r"(.*?)Tricks: (\d+) (\d+) (\d+)\.", "".join(written), flags=re.DOTALL)
+    assert len(hands) >= 2
+    for log, *tricks in hands:
+        takers = re.findall(r"^(You take|player_1 takes|player_2 takes) the trick\.$", log, flags=re.MULTILINE)
+        assert [takers.count(who) for who in ("You take", "player_1 takes", "player_2 takes")] == list(map(int, tricks))
+
+
+def test_the_game_ends_naming_the_seats_with_most_chips():
+    """RULES.md: most chips wins. The last line gives every seat's chips, then the seats that hold the most."""
+    read, write, written = scripted(lambda tail: "1\n")
+    assert play_game(3, [load_agent("greedy"), load_agent("random")], seed=2, read=read, write=write,
+                     num_hands=2) == 0
+    final = re.search(r"^Final chips: you (-?\d+), player_1 (-?\d+), player_2 (-?\d+)\. Most chips: (.*)\.$",
+                      "".join(written), flags=re.MULTILINE)
+    chips = dict(zip(("you", "player_1", "player_2"), map(int, final.groups()[:3])))
+    assert final.group(4).split(", ") == [seat for seat, held in chips.items() if held == max(chips.values())]
+    assert len(set(chips.values())) > 1  # (a seed where not everyone is tied)
+
+
+def test_each_opponent_is_seeded_from_the_seed_flag_and_no_two_alike(monkeypatch):
+    """--seed seeds the deals and the agents: a run is repeatable, and two opponents of the same kind get
+    seeds of their own (alike, they would draw the same random numbers in step)."""
+    import spoilfive_integrations.play as play
+
+    seeds = []
+
+    def recording(spec, seed=None):
+        seeds.append(seed)
+        return load_agent(spec, seed=seed)
+
+    monkeypatch.setattr(play, "load_agent", recording)
+    for _ in range(2):
+        monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+        assert play.main(["--players", "4", "--opponents", "random,random,random", "--seed", "9"]) == 0
+    assert seeds[:3] == seeds[3:] and len(set(seeds[:3])) == 3 and None not in seeds
+
+
+class IllegalAgent:
+    """An opponent that always answers ``action``, whatever its mask allows."""
+
+    name = "illegal"
+
+    def __init__(self, action):
+        self.action = action
+
+    def act(self, observation):
+        return self.action
+
+
+@pytest.mark.parametrize("action", [107, -1, JINK])
+def test_an_opponent_s_illegal_action_stops_the_game_naming_the_agent_and_the_action(action):
+    """The game checks each opponent's move against its mask: a broken agent is named with what it chose, as a
+    RuntimeError (a fault of the program, not of the player's typing)."""
+    read, write, _ = scripted(lambda tail: "1\n")
+    with pytest.raises(RuntimeError, match=f"^agent .*IllegalAgent.* chose the illegal action {action}$"):
+        play_game(3, [IllegalAgent(action)], seed=0, read=read, write=write)
+
+
 def test_the_launcher_finds_the_game_by_its_entry_point_and_imports_no_upper_layer(monkeypatch, capsys):
     for path in (ROOT / "spoilfive_env").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -169,6 +244,39 @@ def test_an_illegal_move_says_why():
     assert "a trump must be played" in message and "(J♠ may)" in message
 
 
+def test_a_privileged_trump_below_the_trump_led_is_not_offered_as_one_to_keep_back():
+    """RULES.md: the five, the jack of trumps and the ace of hearts may be kept back only from a lower trump led.
+    Against the five of trumps led, seat 1's jack must follow like any trump, and the reason says no more."""
+    game = raw_env(num_players=3)
+    game.reset(options={"dealer": 2, "turnup": "9S", "pool": 0, "hands": [
+        ["5S", "KD", "2C", "3C", "4C"], ["JS", "4S", "2D", "3H", "7C"], ["AH", "KS", "QS", "6S", "8D"]]})
+    game.step(card_index("5S"))
+    message = refusal(game, "7C")
+    assert message.endswith("a trump (5♠) was led and you hold 4♠, J♠: a trump must be played")
+
+
+def test_the_hand_result_names_the_taker_the_jink_bonus_tricks_chips_and_pool():
+    """hand_result, worked out by hand for a 3-player hand of ante 1 (pool 3, 20 chips each): a claim pays 3,
+    a won jink 2 more from each player; in the words of the player (you) or of another seat."""
+    from spoilfive_integrations.play import hand_result
+
+    def played(*moves):
+        game = raw_env(num_players=3)
+        game.reset(options={"dealer": 2, "turnup": "KS", "hands": [
+            ["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"], ["2D", "3D", "4D", "6D", "7D"]]})
+        for move in ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D") + moves:  # player_0 takes three tricks
+            game.step({"claim": CLAIM, "jink": JINK}.get(move) or card_index(move))
+        return game.core
+
+    claimed, jinked = played("claim"), played("jink", "KC", "6C", "6D", "KD", "7C", "7D")
+    assert hand_result(claimed, human=0) == ("You take the pool. Tricks: 3 0 0. Chips: you 22, player_1 19, "
+                                             "player_2 19; pool 0.")
+    assert hand_result(claimed, human=1) == ("player_0 takes the pool. Tricks: 3 0 0. Chips: player_0 22, you 19, "
+                                             "player_2 19; pool 0.")
+    assert hand_result(jinked, human=0) == ("You take the pool and the jink bonus. Tricks: 5 0 0. Chips: you 26, "
+                                            "player_1 17, player_2 17; pool 0.")
+
+
 def scripted(answer):
     """A reader that answers every prompt with ``answer(prompt_text)``, and a writer."""
     written = []
@@ -210,6 +318,17 @@ def test_the_oracle_can_sit_at_the_table():
     assert play_game(3, [load_agent("oracle"), load_agent("pimc:samples=4")], seed=3,
                      read=read, write=write, num_hands=1) == 0
     assert "Final chips" in "".join(written)
+
+
+def test_the_move_log_hides_an_opponent_s_discard_and_shows_your_own():
+    """RULES.md: the discard is hidden from everyone else; who robbed is public. So the log says only that an
+    opponent robbed, and names your own discard to you."""
+    from spoilfive_integrations.play import describe_move
+
+    discard = ROB_FIRST + card_index("9D")
+    assert describe_move(2, discard, human=0) == "player_2 robs the turn-up"
+    assert describe_move(0, discard, human=0) == "You rob the turn-up, discarding 9♦"
+    assert describe_move(1, card_index("9D"), human=0) == "player_1 plays 9♦"  # a card played is seen by all
 
 
 def test_parse_move():

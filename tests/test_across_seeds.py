@@ -111,6 +111,46 @@ def test_the_command_prints_each_seed_the_mean_and_the_seeds_at_the_target(runs,
     assert group["paired"]["other"] == "greedy" and len(group["seeds"]) == 2
 
 
+def test_the_seeds_are_listed_by_seed_and_a_seed_on_the_target_reaches_it(runs):
+    """A group's seeds come in seed order whatever the order of the reports, and a seed exactly at the target
+    counts as reaching it."""
+    plain, _ = runs
+    shares = {seed: points_above_fair(plain[3, seed], "greedy") for seed in (1, 2, 3)}
+    (group,) = pool_seeds([plain[3, seed] for seed in (3, 1, 2)], target=min(shares.values()))
+    assert [s["seed"] for s in group["seeds"]] == [1, 2, 3]
+    assert [s["share_above_fair"] for s in group["seeds"]] == pytest.approx([shares[seed] for seed in (1, 2, 3)])
+    assert group["seeds_at_target"] == 3
+
+
+def test_the_spread_the_seeds_intervals_imply_is_the_root_mean_square_of_their_standard_errors(runs):
+    """``share_spread_expected``: each seed's 95% interval over 1.96 is its standard error; the spread they imply
+    over the seeds is the root of the mean of their squares."""
+    plain, _ = runs
+    (group,) = pool_seeds([plain[3, seed] for seed in (1, 2, 3)])
+    errors = [100 * plain[3, seed]["agents"]["greedy"]["pool_share_ci95"] / 1.96 for seed in (1, 2, 3)]
+    assert group["share_spread_expected"] == pytest.approx(math.sqrt(sum(e * e for e in errors) / 3), rel=1e-3)
+
+
+def test_runs_paired_with_different_agents_pool_no_difference(runs):
+    """The paired differences are pooled only where every run of the group is paired with the same other agent."""
+    _, paired = runs
+    other = json.loads(json_text(paired[12]))
+    other["paired"]["rival"] = "random:again"
+    (group,) = pool_seeds([paired[11], other])
+    assert [s["paired"]["other"] for s in group["seeds"]] == ["random", "random:again"]
+    assert group["paired"] is None
+    assert pool_seeds(list(paired.values()))[0]["paired"]["other"] == "random"
+
+
+def test_runs_against_the_same_opponents_seated_otherwise_are_one_group():
+    """A group is the runs at one table size against one set of opponents, in whatever seats they sat."""
+    reports = [evaluate(lineup, num_players=3, deals=20, seed=seed)
+               for lineup, seed in ((["greedy", "spoiler", "random"], 1), (["greedy", "random", "spoiler"], 2))]
+    (group,) = pool_seeds(reports)
+    assert [s["seed"] for s in group["seeds"]] == [1, 2]
+    assert sorted(group["opponents"]) == ["random", "spoiler"]
+
+
 def test_one_agent_written_two_ways_pools_as_one(runs):
     plain, _ = runs
     renamed = json.loads(json_text(plain[3, 2]))  # the same runs, greedy's label written otherwise

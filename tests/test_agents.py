@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -233,6 +234,86 @@ def test_the_largest_sample_count_is_allowed():
     assert load_agent(f"pimc:samples={MAX_SAMPLES}").samples == MAX_SAMPLES
 
 
+# ---------------------------------------------------------------------------- the searches' moves
+def greedy_positions(num_players, games, seed, steps):
+    """A core of ``games`` hands, each played by greedy players for its own number (0 to ``steps``) of moves."""
+    core = SpoilFiveCore(games, rules=Rules(num_players=num_players), seed=seed)
+    stop = np.random.default_rng(seed).integers(0, steps + 1, size=games)
+    for step in range(steps):
+        moving = ~core.done & (stop > step)
+        core.step(numpy_core_rule_actions(core, core.legal_mask(), spoil=False), where=moving)
+    return core
+
+
+def test_a_play_out_counts_every_reward_from_its_first_move_on():
+    """play_out gives each game's whole reward for its seat from the decision on: the same as stepping the game to
+    its end by hand, the reward of the first move included (where it ends the hand: a claim, a third trick)."""
+    from agents.pimc import _rule_moves, play_out
+
+    core = greedy_positions(3, 200, seed=5, steps=14)
+    core = core.subset(np.flatnonzero(~core.done))
+    rows, seats = np.arange(core.batch_size), core.current.astype(np.int64)
+    first = numpy_core_rule_actions(core, core.legal_mask(), spoil=False)
+    by_hand = core.subset(rows)
+    rewards, _ = by_hand.step(first)
+    expected = rewards[rows, seats].astype(np.float64)
+    assert (expected != 0).any()  # some first moves end the hand
+    while not by_hand.done.all():
+        rewards, _ = by_hand.step(numpy_core_rule_actions(by_hand, by_hand.legal_mask(), spoil=False),
+                                  where=~by_hand.done)
+        expected += rewards[rows, seats]
+    greedy = functools.partial(_rule_moves, spoil=False)
+    np.testing.assert_allclose(play_out(core, first, seats, greedy, np.random.default_rng(0)), expected)
+
+
+def test_ties_between_moves_go_to_the_rollout_policys_own_choice(monkeypatch):
+    """Where every move plays out to the same value the search plays its rollout policy's move (the spoiler's)."""
+    import agents.pimc as pimc
+
+    monkeypatch.setattr(pimc, "play_out", lambda core, first, seats, policy, rng: np.zeros(len(first)))
+    core = greedy_positions(4, 60, seed=2, steps=10)
+    masks, observations = core.legal_mask(), core.observe()
+    choice = ~core.done & (masks.sum(axis=1) > 1)
+    assert choice.sum() > 20
+    spoiler = make("spoiler").act_batch(observations[choice], masks[choice])
+    assert np.array_equal(make("pimc").act_batch(observations[choice], masks[choice]), spoiler)
+
+
+def test_the_oracle_plays_the_move_whose_play_out_is_best_for_the_player_to_act():
+    """The oracle scores each move by the reward of the seat to act (not seat 0): with a greedy rollout (no random
+    draw) on the true deal, its move is one whose greedy play-out gives that seat the most."""
+    from agents.pimc import _rule_moves, play_out
+
+    core = greedy_positions(3, 80, seed=7, steps=9)
+    masks, observations = core.legal_mask(), core.observe()
+    games = np.flatnonzero(~core.done & (masks.sum(axis=1) > 1) & (core.current != 0))
+    oracle = load_agent("oracle:rollout=greedy", seed=0)
+    oracle.bind(core.rules)
+    chosen = oracle.act_batch_state(core, games, observations[games], masks[games])
+    game, action = np.nonzero(masks[games])
+    values = play_out(core.subset(games[game]), action, core.current[games][game].astype(np.int64),
+                      functools.partial(_rule_moves, spoil=False), np.random.default_rng(0))
+    best = np.full(len(games), -np.inf)
+    np.maximum.at(best, game, values)
+    value_of_chosen = values[action == chosen[game]]
+    assert len(value_of_chosen) == len(games) > 10
+    np.testing.assert_allclose(value_of_chosen, best)
+    assert (best > values.min()).any()  # some decisions have a worse move to avoid
+
+
+def test_the_greedy_rollout_plays_greedy_moves_and_the_spoiler_rollout_spoiler_ones():
+    """``rollout=greedy`` finishes the sampled hands with the greedy rule and ``rollout=spoiler`` with the
+    spoiler's, at positions where the two differ."""
+    core = greedy_positions(4, 200, seed=3, steps=12)
+    masks = core.legal_mask()
+    greedy = numpy_core_rule_actions(core, masks, spoil=False)
+    spoiler = numpy_core_rule_actions(core, masks, spoil=True)
+    assert (greedy != spoiler).any()
+    for name, moves in (("greedy", greedy), ("spoiler", spoiler)):
+        policy = load_agent(f"pimc:rollout={name}")._policy
+        assert np.array_equal(policy(core, masks, np.random.default_rng(0)), moves)
+
+
 # ---------------------------------------------------------------------------- determinism
 def test_seeded_agents_repeat_and_rule_agents_ignore_the_batch():
     core = SpoilFiveCore(200, rules=Rules(num_players=4), seed=2)
@@ -368,6 +449,69 @@ def test_spoiler_keeps_its_trumps_and_stops_a_player_with_two_tricks():
              ["2C", "3C", "9S", "10S", "4D"]]
     moves = ["5C", "9C", "3C", "JC", "QC", "2C", "2H"]
     assert decide("spoiler", hands, "4C", moves, dealer=2) == card_index("KC")
+
+
+def test_a_tie_between_plain_cards_of_equal_rank_goes_to_the_lower_card_index_for_the_strongest_too():
+    """Eldest of three with no trump leads his strongest card: the KH and the KD rank alike (red kings), and the
+    tie goes to the lower card index, the KD."""
+    hands = [["KH", "KD", "2S", "3S", "4D"], ["5H", "6H", "7D", "8S", "9S"], ["2H", "3H", "10D", "JS", "QS"]]
+    assert card_index("KD") < card_index("KH")
+    assert decide("greedy", hands, "7C", dealer=2) == card_index("KD")
+
+
+def test_with_a_chance_of_three_tricks_both_lead_their_strongest_card():
+    """Two players, clubs trump. Seat 0 loses the first two tricks and takes the third (KD): with one trick and two
+    cards he can still take three, so greedy leads his strongest card (the QD, not the 4D); so does the spoiler,
+    against a player with two tricks."""
+    hands = [["2H", "3H", "KD", "QD", "4D"], ["5H", "6H", "7D", "8S", "9S"]]
+    moves = ["2H", "5H", "6H", "3H", "7D", "KD"]
+    assert decide("greedy", hands, "7C", moves, dealer=1) == card_index("QD")
+    assert decide("spoiler", hands, "7C", moves, dealer=1) == card_index("QD")
+
+
+def test_the_spoiler_leads_its_strongest_card_with_two_tricks_of_its_own():
+    """Three players, clubs trump. Seat 0 takes the first two tricks with the KH and the KD and leads the third with
+    no trump and nobody else threatening: a contender now, the spoiler leads its strongest card (the QS) as greedy
+    does."""
+    hands = [["KH", "KD", "QS", "10S", "4D"], ["2H", "2D", "5S", "6S", "7S"], ["3H", "3D", "8S", "9S", "JD"]]
+    moves = ["KH", "2H", "3H", "KD", "2D", "3D"]
+    assert decide("greedy", hands, "7C", moves, dealer=2) == card_index("QS")
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == card_index("QS")
+
+
+def test_the_spoiler_stops_a_player_with_two_tricks_with_its_cheapest_winner():
+    """Three players, clubs trump. Seat 0 has two tricks and leads the 5H; seat 1 holds two hearts that take it and
+    spends the cheaper, the 9H, keeping the QH."""
+    hands = [["KH", "KD", "5H", "7S", "8S"], ["2H", "2D", "9H", "QH", "4S"], ["3H", "3D", "10S", "6S", "JD"]]
+    moves = ["KH", "2H", "3H", "KD", "2D", "3D", "5H"]
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == card_index("9H")
+
+
+def test_the_spoiler_stops_a_player_with_one_trick_who_is_winning_the_trick():
+    """Three players, clubs trump. Seat 0 has two tricks, seat 1 one; seat 0 leads the 5H and seat 1 takes it with
+    the 9H. Seat 2 cannot reach three tricks any more, yet he stops seat 1's second trick with the 10H (not the
+    4H): seat 1 winning is the threat, not a fellow player beating seat 0."""
+    hands = [["10S", "KH", "KD", "5H", "6S"], ["KS", "2H", "2D", "9H", "7S"], ["9S", "3H", "3D", "10H", "4H"]]
+    moves = ["10S", "KS", "9S", "2H", "3H", "KH", "KD", "2D", "3D", "5H", "9H"]
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == card_index("10H")
+
+
+def test_the_spoiler_takes_the_trick_with_its_strongest_card_before_a_player_with_two_tricks():
+    """Three players, clubs trump. Seat 0 has two tricks and is still to play to the fourth, which seat 1 leads with
+    the 5H: seat 2 takes it with his strongest winner, the QH, where greedy takes it with the 10H."""
+    hands = [["KH", "KD", "10S", "JH", "6S"], ["2H", "2D", "KS", "5H", "7S"], ["3H", "3D", "9S", "QH", "10H"]]
+    moves = ["KH", "2H", "3H", "KD", "2D", "3D", "10S", "KS", "9S", "5H"]
+    assert decide("greedy", hands, "7C", moves, dealer=2) == card_index("10H")
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == card_index("QH")
+
+
+def test_the_spoiler_never_overtakes_a_fellow_player_who_beats_the_threat_with_a_sure_trump():
+    """Three players, clubs trump. Seat 0 has two tricks and leads the 6H; seat 1 trumps it with the JC, which no
+    unseen trump beats (the 5C is seat 2's own). Seat 2 sheds the 4H and keeps the 5C, which greedy would spend."""
+    hands = [["KH", "KD", "6H", "7S", "8S"], ["2H", "2D", "JC", "10S", "4S"], ["3H", "3D", "5C", "4H", "9S"]]
+    moves = ["KH", "2H", "3H", "KD", "2D", "3D", "6H", "JC"]
+    assert decide("greedy", hands, "7C", moves, dealer=2) == card_index("5C")
+    assert decide("spoiler", hands, "7C", moves, dealer=2) == card_index("4H")
 
 
 def test_a_spec_gives_each_option_once_and_never_the_rules_object():

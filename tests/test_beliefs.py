@@ -60,6 +60,23 @@ def test_with_the_players_own_model_the_plays_tell_about_the_hands():
     assert result["hand_gain"] - result["hand_gain_ci95"] > result["trick_gain"] > 0
 
 
+def test_a_rule_models_likelihood_mixes_its_floor_evenly_over_the_legal_moves():
+    """A rule-based model gives its own move ``1 - floor + floor / k`` and any other of the ``k`` legal moves
+    ``floor / k``; a move the rules forbid there gets the least log-likelihood."""
+    from agents.baselines import numpy_core_rule_actions
+
+    core = SpoilFiveCore(40, rules=Rules(num_players=3), seed=4)
+    masks = core.legal_mask()
+    own = numpy_core_rule_actions(core, masks, spoil=True)
+    other = np.array([np.flatnonzero(row & (np.arange(len(row)) != move))[0] for row, move in zip(masks, own)])
+    legal = masks.sum(axis=1)
+    model = PlayModel("spoiler", floor=0.2)
+    np.testing.assert_allclose(model.log_likelihood(core, own), np.log(0.8 + 0.2 / legal))
+    np.testing.assert_allclose(model.log_likelihood(core, other), np.log(0.2 / legal))
+    illegal = np.array([np.flatnonzero(~row)[0] for row in masks])
+    assert (model.log_likelihood(core, illegal) == beliefs.UNLIKELY).all()
+
+
 def test_a_network_model_scores_every_play():
     result = belief_accuracy(3, "spoiler", "ppo-20min", games=10, samples=8, seed=2)
     assert result["model"] == "ppo-20min" and result["decisions"] > 20

@@ -8,6 +8,7 @@ and the true hidden hands rebuild a game that plays out exactly like the real on
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -62,6 +63,10 @@ def check_sample(obs, holders, rules):
         left = 5 - (info.played_by == seat).sum(axis=1)
         assert np.array_equal((holders == seat).sum(axis=1), left)
     assert np.array_equal(holders == 0, info.hand)
+    # the turn-up another seat robbed is in his hand until he plays it
+    rows = np.arange(len(obs))
+    robbed = np.flatnonzero((info.robber > 0) & (info.played_by[rows, info.turnup] < 0))
+    assert np.array_equal(holders[robbed, info.turnup[robbed]], info.robber[robbed]), "a robber lacks the turn-up"
     # a plain card on a trump lead in the trick on the table: no trump but a privileged one above the lead
     for row in np.flatnonzero(info.led_card >= 0):
         trump, led = int(info.trump[row]), int(info.led_card[row])
@@ -221,7 +226,9 @@ def test_bad_input_raises_value_error():
 def test_a_plain_card_on_a_trump_lead_leaves_only_the_privileged_trumps_that_may_be_held_back():
     """Spades trump (9S turned). Seat 0 leads the 2S; seat 1, whose only trump is the 5S (privileged, above the
     2S), holds it back and plays the KC. No void is proven (the 5S may be in his hand), but any other trump
-    would have bound him to play it: no sample for seat 2 may give seat 1 one."""
+    would have bound him to play it: no sample for seat 2 may give seat 1 one. The three he may have held back
+    (5S, JS, AH) stay open to him: his four cards are uniform among the 35 unseen ones he may hold (44 unseen, less
+    the other nine trumps), so he holds one of the three in 1 - C(32, 4) / C(35, 4) = 0.313 of the samples."""
     from spoilfive_env.cards import PRIVILEGED, STRENGTH, TRUMP
 
     hands = [["2S", "7C", "8C", "9C", "10C"], ["5S", "KC", "QD", "3H", "4H"], ["6D", "7D", "8D", "9D", "10D"]]
@@ -238,6 +245,8 @@ def test_a_plain_card_on_a_trump_lead_leaves_only_the_privileged_trumps_that_may
     bound_to_play = (EFFECTIVE_SUIT[spades] == TRUMP) & ~may_hold_back
     seat_1 = 2  # two places to the left of the viewer, seat 2
     assert not ((holders == seat_1) & bound_to_play[None, :]).any()
+    held_back = ((holders == seat_1) & may_hold_back[None, :]).any(axis=1).mean()
+    assert abs(held_back - (1 - math.comb(32, 4) / math.comb(35, 4))) < 0.04  # 4 standard deviations of 2000 draws
 
 
 def test_sample_hidden_refuses_what_is_not_a_generator_or_rules():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from agents import CHECKPOINT_DIR, load_agent
+from agents.base import Agent, sample_legal
 from agents.evaluate import (
     BASELINES,
     build_agents,
@@ -455,3 +456,82 @@ def test_the_command_line_shows_the_bar_unless_quiet(capsys):
     quiet = capsys.readouterr()
     assert quiet.err == ""
     assert json.loads(quiet.out)["agents"] == json.loads(shown.out)["agents"]
+
+
+def test_a_tournaments_deals_are_whole_deals_dealt_by_every_seat():
+    """Each deal gives every seat five cards and turns up a sixth, all different; the dealer is any seat alike."""
+    hands, turnups, dealers = make_deals(4, 2000, seed=3)
+    assert hands.shape == (2000, 4, 5) and turnups.shape == dealers.shape == (2000,)
+    cards = np.concatenate([hands.reshape(2000, 20), turnups[:, None]], axis=1)
+    assert cards.min() >= 0 and cards.max() < 52
+    assert all(len(set(row)) == 21 for row in cards.tolist())
+    counts = np.bincount(dealers, minlength=4)
+    assert len(counts) == 4 and (np.abs(counts - 500) < 90).all()  # about 4 standard deviations
+    again = make_deals(4, 2000, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip((hands, turnups, dealers), again))
+
+
+def test_in_rotation_r_each_seat_holds_the_entry_r_places_to_its_right():
+    """Game ``deal * n + r`` seats lineup entry ``(s - r) % n`` in seat ``s``: rotation 1 moves every entry one seat
+    to the left, and each entry sits in every seat once a deal."""
+    rules = Rules(num_players=3)
+    hands, turnups, dealers = make_deals(3, 4, seed=0)
+    specs, lineup = distinct_specs(["greedy", "spoiler", "random"], 3)
+    out = play_tournament(build_agents(specs, 0), lineup, rules, hands, turnups, dealers)
+    entry = out["entry_of_seat"]
+    assert entry.shape == (12, 3)
+    np.testing.assert_array_equal(entry[:3], [[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+    np.testing.assert_array_equal(entry[3:], np.tile(entry[:3], (3, 1)))
+
+
+def test_a_shard_that_starts_at_a_later_block_plays_it_as_the_whole_run_does():
+    """play_tournament given the deals of block 1 alone (``first_block=1``, as a Ray shard is) plays them exactly as
+    the whole run plays its second block: each agent's stream is seeded by the block's place in the tournament."""
+    from agents.sharding import BLOCK_DEALS
+
+    rules = Rules(num_players=3)
+    hands, turnups, dealers = make_deals(3, 2 * BLOCK_DEALS, seed=4)
+    specs, lineup = distinct_specs(["random", "greedy"], 3)
+    whole = play_tournament(build_agents(specs, 4), lineup, rules, hands, turnups, dealers, seed=4)
+    later = slice(BLOCK_DEALS, 2 * BLOCK_DEALS)
+    shard = play_tournament(build_agents(specs, 4), lineup, rules, hands[later], turnups[later], dealers[later],
+                            seed=4, first_block=1)
+    for key, value in shard.items():
+        assert np.array_equal(value, whole[key][3 * BLOCK_DEALS:]), key
+
+
+def test_the_blocks_of_the_shards_hold_every_deal_once_in_order():
+    """A tournament's deals cut into blocks (the last one may be short), and the blocks into shards, cover every
+    deal once, in order."""
+    from agents.sharding import BLOCK_DEALS, num_blocks, shard_ranges
+
+    for deals in (1, BLOCK_DEALS - 1, BLOCK_DEALS, BLOCK_DEALS + 1, 3 * BLOCK_DEALS + 17):
+        assert num_blocks(deals) == -(-deals // BLOCK_DEALS)
+        for shards in (1, 2, 5):
+            covered = [deal for first, stop in shard_ranges(num_blocks(deals), shards)
+                       for deal in range(deals)[first * BLOCK_DEALS:stop * BLOCK_DEALS]]
+            assert covered == list(range(deals)), (deals, shards)
+
+
+class OwnStream(Agent):
+    """Random moves from a stream of its own, restarted by ``reseed``: random state beyond ``rng``."""
+
+    name = "own_stream"
+
+    def reseed(self, seed):
+        super().reseed(seed)
+        self.own = np.random.default_rng(seed)
+
+    def act_batch(self, observations, masks):
+        return sample_legal(masks, self.own)
+
+
+def test_an_agent_with_random_state_of_its_own_plays_each_block_from_its_own_reseed():
+    """An agent whose class overrides reseed is played one block at a time, so each block's games draw from that
+    block's reseed whatever the batch size: the figures of two blocks are the same in batches of one block or all."""
+    from agents.sharding import BLOCK_DEALS
+
+    reports = [evaluate([OwnStream(0), "greedy"], 2, BLOCK_DEALS + 8, seed=1, batch_size=size) for size in (1, 8192)]
+    for report in reports:
+        report.pop("seconds")
+    assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)

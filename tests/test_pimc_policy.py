@@ -174,6 +174,38 @@ def test_exact_tricks_plays_legal_moves_and_is_checked():
         load_agent("pimc_ppo:exact_tricks=9")
 
 
+@pytest.mark.parametrize("tricks_left, solved_exactly", [(2, True), (3, False)])
+def test_exact_tricks_solves_the_decisions_with_that_many_cards_in_hand_and_no_more(tricks_left, solved_exactly,
+                                                                                     monkeypatch):
+    """``exact_tricks=2``: every sampled deal of a decision with two cards in hand is valued by its full game tree,
+    one with three cards by rollouts alone."""
+    import agents.pimc_policy as pimc_policy
+
+    core = hands_near_the_end(4, tricks_left=tricks_left)
+    observations, masks = core.observe(), core.legal_mask()
+    searched = np.flatnonzero(masks.sum(axis=1) > 1)
+    assert len(searched) and (observations[searched][:, SLICES["hand"]].sum(axis=1) == tricks_left).all()
+    solved, exact = [], pimc_policy.exact_action_values
+    monkeypatch.setattr(pimc_policy, "exact_action_values",
+                        lambda games, masks: solved.append(games.batch_size) or exact(games, masks))
+    agent = load_agent("pimc_ppo:samples=3:exact_tricks=2", seed=0)
+    agent.bind(core.rules)
+    agent.act_batch(observations[searched], masks[searched])
+    assert sum(solved) == (3 * len(searched) if solved_exactly else 0)
+
+
+def test_a_prior_large_enough_to_decide_alone_plays_the_policys_likeliest_move():
+    """``prior`` adds the policy's log-probability of each move to its value: at the largest prior the search plays
+    the move the policy finds likeliest (not its least likely one)."""
+    core = SpoilFiveCore(32, rules=Rules(num_players=4), seed=7)
+    observations, masks = core.observe(), core.legal_mask()
+    agent = load_agent("pimc_ppo:samples=2:prior=1000000", seed=0)
+    agent.bind(core.rules)
+    assert (masks.sum(axis=1) > 1).sum() > 20
+    np.testing.assert_array_equal(agent.act_batch(observations, masks),
+                                  agent.policy.log_probs(observations, masks).argmax(axis=1))
+
+
 def test_before_search_from_trick_the_policy_plays_alone():
     late = load_agent("pimc_ppo:samples=4:search_from_trick=5", seed=0)
     always = load_agent("pimc_ppo:samples=4", seed=0)

@@ -85,6 +85,48 @@ def test_a_belief_equal_to_the_drawn_frequencies_keeps_one_deal_in_each_stretch(
     assert (kept // 8 == np.arange(8)).all()
 
 
+def test_trump_counts_are_the_trumps_in_each_other_hand_the_ace_of_hearts_among_them():
+    """Clubs trump at three players: seat 1 holds the 5C and JC (and the 2H), seat 2 the AH, always a trump (and the
+    KD); the viewer's own 3C is not counted."""
+    from spoilfive_env import card_index
+
+    holders = np.full((1, 52), -1)
+    for card, seat in (("5C", 1), ("JC", 1), ("2H", 1), ("AH", 2), ("KD", 2), ("3C", 0)):
+        holders[0, card_index(card)] = seat
+    clubs = card_index("2C") // 13
+    np.testing.assert_array_equal(trump_counts(holders, np.array([clubs]), 3), [[2, 1]])
+
+
+def test_the_samplers_smoothed_marginal_is_a_distribution_over_the_counts():
+    """Each seat's smoothed frequencies of the counts sum to one: a count met in all 64 deals has
+    (64 + 0.05) / (64 + 6 * 0.05), the others 0.05 / 64.3 each."""
+    from agents.trump_belief import SMOOTHING, log_sampler_marginal
+
+    counts = np.zeros((2, SAMPLER_DEALS, 2), np.int64)
+    counts[1, :, 1] = np.arange(SAMPLER_DEALS) % COUNTS
+    marginal = np.exp(log_sampler_marginal(counts).astype(np.float64))
+    np.testing.assert_allclose(marginal.sum(axis=2), 1, rtol=1e-6)
+    total = SAMPLER_DEALS + COUNTS * SMOOTHING
+    np.testing.assert_allclose(marginal[0, 0], [(SAMPLER_DEALS + SMOOTHING) / total] + [SMOOTHING / total] * 5,
+                               rtol=1e-6)
+
+
+def test_resampling_weighs_each_deal_by_the_belief_over_the_drawn_frequency():
+    """Seat 1 holds no trump in 48 of 64 drawn deals and one in 16; a belief of one half each weighs a deal of the
+    rarer count three times as much (0.5 / 0.25 against 0.5 / 0.75), so the 16 kept deals are half of each."""
+    counts = np.zeros((2, 64, 2), np.int64)
+    counts[:, 48:, 0] = 1
+
+    def even_for_seat_1(counts):
+        belief = count_frequencies(counts)  # seat 2: as drawn, no weight
+        belief[:, 0, :2] = 0.5
+        return belief
+
+    kept = FixedBelief(even_for_seat_1).resample(np.zeros((2, 1)), counts, 16, np.random.default_rng(0))
+    rarer = (np.take_along_axis(counts[:, :, 0], kept, axis=1) == 1).sum(axis=1)
+    assert (np.abs(rarer - 8) <= 1).all()
+
+
 def test_the_search_draws_belief_draws_times_its_deals_and_keeps_the_believed_counts():
     observations, _ = decisions(3)
 

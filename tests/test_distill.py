@@ -26,19 +26,23 @@ def test_recorded_values_are_the_searchs_choice(recorder_class):
     recorder = recorder_class(seed=3, samples=4)
     recorder.bind(rules)
     core = SpoilFiveCore(16, rules=rules, seed=5)
-    played = []
+    played, seen = [], []
     while not core.done.all():
         masks, live = core.legal_mask(), np.flatnonzero(~core.done)
         searched = live[masks[live].sum(axis=1) > 1]
         actions = np.zeros(core.batch_size, np.int64)
         actions[live] = recorder.act_batch(core.observe()[live], masks[live])
         played.append(actions[searched])
+        seen.append((core.observe()[searched], masks[searched]))
         core.step(actions, where=~core.done)
     data, played = recorder.recorded(), np.concatenate(played)
     assert len(data["observations"]) == len(played) > 0
     assert data["observations"].dtype == np.float16 and data["observations"].shape[1] == core.observe().shape[1]
     values, masks = data["values"], data["masks"]
     assert np.array_equal(~np.isnan(values), masks)
+    # each row is the decision it was searched for: its observation and mask, in the order they came
+    assert np.array_equal(data["observations"], np.concatenate([obs for obs, _ in seen]).astype(np.float16))
+    assert np.array_equal(masks, np.concatenate([mask for _, mask in seen]))
     best = np.nanmax(values, axis=1)
     assert np.allclose(values[np.arange(len(played)), played], best)
 
@@ -352,3 +356,113 @@ def test_a_folder_in_place_of_the_targets_file_is_refused_before_the_search(tmp_
     assert (f"--data {str(data_dir)!r} cannot be written: targets_pimc_3p_2deals_seed7_2samples.npz in it is a "
             "folder") in captured.err and len(captured.err.strip().splitlines()) == 1
     assert sorted(path.name for path in tmp_path.iterdir()) == ["targets"]
+
+
+def test_the_loss_does_not_weigh_the_network_s_logits_of_illegal_actions():
+    """The fit is a cross-entropy over the legal actions alone: two networks that differ only in the logit of an
+    action never legal in the data (lifted by 50) have the same loss, epoch by epoch (learning rate 0)."""
+    from agents.policy import PolicyNet
+
+    data = synthetic_targets()
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(8,))
+    lifted = PolicyNet(hidden=(8,))
+    lifted.load_state_dict(net.state_dict())
+    with torch.no_grad():
+        lifted.actor_head.bias[50] += 50.0  # action 50: never legal (the legal ones are 0-2)
+    losses = [[epoch["loss"] for epoch in distill.fit_to_search(model, data, epochs=2, lr=0.0, say=lambda _: None)[1:]]
+              for model in (net, lifted)]
+    assert np.isfinite(losses[0]).all() and losses[0] == pytest.approx(losses[1], rel=1e-6)
+
+
+def test_the_loss_is_the_cross_entropy_to_the_softmax_of_the_values_over_the_temperature():
+    """A network whose logits are its head's bias alone (1, 0, -1 for the legal actions 0-2), fitted at learning
+    rate 0 to rows that all value those actions 0, 0.1 and 0.3 chips: at tau 0.1 the targets are softmax(0, 1, 3),
+    and the loss their cross-entropy to the network's softmax over the legal actions (not to the best action
+    alone)."""
+    from agents.policy import PolicyNet
+
+    data = synthetic_targets()
+    data["values"][:, :3] = [0.0, 0.1, 0.3]
+    net = PolicyNet(hidden=(8,))
+    with torch.no_grad():
+        net.actor_head.weight.zero_()
+        net.actor_head.bias.zero_()
+        net.actor_head.bias[:3] = torch.tensor([1.0, 0.0, -1.0])
+    target = np.exp([0.0, 1.0, 3.0]) / np.exp([0.0, 1.0, 3.0]).sum()
+    log_policy = np.array([1.0, 0.0, -1.0]) - np.log(np.exp([1.0, 0.0, -1.0]).sum())
+    history = distill.fit_to_search(net, data, tau=0.1, epochs=1, lr=0.0, say=lambda _: None)
+    assert history[1]["loss"] == pytest.approx(-(target * log_policy).sum(), rel=1e-5)
+
+
+def test_a_value_given_to_an_illegal_action_is_no_target():
+    """Targets whose illegal actions hold a (finite) value fit as those that hold none (NaN, as the search
+    records them): an illegal action has no target weight, whatever value a file gives it."""
+    from agents.policy import PolicyNet
+
+    data = synthetic_targets()
+    valued = {**data, "values": np.where(data["masks"], data["values"], np.float32(5.0))}
+    histories = []
+    for targets in (data, valued):
+        torch.manual_seed(0)
+        histories.append(distill.fit_to_search(PolicyNet(hidden=(8,)), targets, epochs=2, say=lambda _: None))
+    assert [h["loss"] for h in histories[1][1:]] == pytest.approx([h["loss"] for h in histories[0][1:]], rel=1e-6)
+    assert histories[1][-1]["held_out_regret"] == pytest.approx(histories[0][-1]["held_out_regret"])
+
+
+def test_the_fit_holds_out_its_share_of_the_decisions_and_trains_on_the_rest():
+    """40 decisions with 5% held out: 2 are held out (the figure said first), the other 38 trained on."""
+    from agents.policy import PolicyNet
+
+    said = []
+    distill.fit_to_search(PolicyNet(hidden=(8,)), synthetic_targets(), epochs=1, say=said.append)
+    assert said[0].startswith("40 searched decisions (2 held out); before: held-out regret ")
+
+
+def stand_in_search(searched: list):
+    """A stand-in for the search: records its call, and gives targets that depend on the table size alone."""
+    def search(num_players, deals, seed, policy, samples, **kwargs):
+        searched.append((num_players, deals, seed, samples))
+        return synthetic_targets(seed=num_players)
+    return search
+
+
+def test_table_size_i_searches_the_deals_of_seed_plus_i_and_the_fit_sees_the_sizes_in_order(tmp_path, monkeypatch):
+    """``--players 4,3 --seed 7`` searches 4 players on seed 7 and 3 on seed 8; the fit takes the sizes in
+    order whatever --players' order: the same targets given as 3,4 give the same network."""
+    searched = []
+    monkeypatch.setattr(distill, "search_targets", stand_in_search(searched))
+    run = ["--deals", "2", "--seed", "7", "--samples", "2", "--epochs", "1"]
+    for players in ("4,3", "3,4"):
+        assert distill.main([*run, "--players", players, "--out", str(tmp_path / f"{players}.pt"),
+                             "--data", str(tmp_path / players)]) == 0
+    assert searched == [(4, 2, 7, 2), (3, 2, 8, 2), (3, 2, 7, 2), (4, 2, 8, 2)]
+    (first, _), (second, _) = (load_checkpoint(tmp_path / f"{players}.pt") for players in ("4,3", "3,4"))
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values()))
+
+
+def test_the_last_seed_a_size_may_take_is_taken(tmp_path, monkeypatch):
+    """Two table sizes from seed 4,294,967,294: the second size plays seed 4,294,967,295, the last the engine
+    takes (refused only one seed later: tests above)."""
+    searched = []
+    monkeypatch.setattr(distill, "search_targets", stand_in_search(searched))
+    assert distill.main(["--players", "2,3", "--deals", "2", "--seed", "4294967294", "--samples", "2", "--epochs",
+                         "1", "--out", str(tmp_path / "x.pt"), "--data", str(tmp_path / "data")]) == 0
+    assert [seed for _, _, seed, _ in searched] == [4294967294, 4294967295]
+
+
+def test_targets_of_another_sample_count_are_searched_anew_and_the_checkpoint_keeps_its_source_s_settings(
+        tmp_path, monkeypatch):
+    """Saved targets are reused only for the same settings: a run with more samples a decision searches again
+    (a third run, as the first, reads the first's). The checkpoint keeps the source policy's settings beside
+    the distillation's."""
+    searched = []
+    monkeypatch.setattr(distill, "search_targets", stand_in_search(searched))
+    run = ["--players", "3", "--deals", "2", "--seed", "7", "--epochs", "1", "--data", str(tmp_path / "data")]
+    for samples in ("2", "3", "2"):
+        assert distill.main([*run, "--samples", samples, "--out", str(tmp_path / "x.pt")]) == 0
+    assert searched == [(3, 2, 7, 2), (3, 2, 7, 3)]
+    _, source = load_checkpoint(resolve_checkpoint("ppo"))
+    _, checkpoint = load_checkpoint(tmp_path / "x.pt")
+    distilled = checkpoint["args"].pop("distilled")
+    assert checkpoint["args"] == source["args"] and distilled["samples"] == 2 and distilled["policy"] == "ppo"

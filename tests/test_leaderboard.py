@@ -105,6 +105,104 @@ def test_fit_recovers_known_strengths():
     assert np.all(ci < 0.1)
 
 
+def test_a_rating_s_interval_is_the_fisher_information_s_worked_by_hand():
+    """Two agents of equal strength at 3 players, each alone against a table of the other for N pools: a
+    lone seat wins a third of them. Each table's choice set then carries information 2/9 (1 -1; -1 1) a pool,
+    whose pseudo-inverse over the 2N pools gives each rating a variance of 9 / (16 N)."""
+    from agents.evaluate import Z95
+
+    pools = 9000
+    tables = [{"agent": a, "table_of": b, "pools_won": pools // 3, "table_pools_won": 2 * pools // 3}
+              for a, b in (("a", "b"), ("b", "a"))]
+    ratings, ci = fit_ratings(tables, ["a", "b"], 3)
+    assert ratings == pytest.approx([0.0, 0.0], abs=1e-6)
+    assert ci == pytest.approx([Z95 * np.sqrt(9 / (16 * pools))] * 2, rel=1e-6)
+
+
+LUCE_TRUTH = {3: [0.3, 0.0, -0.3], 4: [-0.9, 0.6, 0.3]}
+"""Ratings of random, greedy and spoiler (as named to the board) at each table size, for the stand-in tournaments."""
+STAND_IN_AGENTS = ["random", "greedy", "spoiler"]
+
+
+def stand_in_table(i: int, j: int, n: int, pools: int = 120_000) -> dict:
+    """The figures of the lone seat of agent ``i`` against a table of agent ``j`` at ``n`` players: its won pools
+    as the Luce model of :data:`LUCE_TRUTH` expects (no spoils), the other figures made to name the table."""
+    strength = np.exp(LUCE_TRUTH[n])
+    lone = round(pools * strength[i] / (strength[i] + (n - 1) * strength[j]))
+    return {"mean_equity": 10 * n + i + 0.1 * j, "equity_ci95": 0.01 * n * (j + 1), "pool_share": 0.1 * n + 0.01 * j,
+            "pool_share_ci95": 0.001 * n * (j + 1) ** 2, "fair_share": 1 / n, "pools_won": lone,
+            "stops": j + 1, "threats_faced": (j + 1) ** 2, "two_trick_pools": n, "two_trick_hands": 2 * n + j,
+            "overtakes": 0, "overtake_chances": 0, "table_pools": pools - lone}
+
+
+def test_each_size_s_figures_and_ratings_come_from_its_own_tables_and_go_to_their_agent(monkeypatch):
+    """Stand-in tournaments whose pools follow known Luce ratings, reversed in order from 3 to 4 players: each
+    agent and size gets the mean of its own lone seat's figures over the tables of that size (the intervals the
+    mean of the tables' intervals, the spoiling rates its counts summed over the tables), its own rating (the fit
+    recovers the truth) with the fit's interval, the ranking goes by rating, and the top-rated agent is the one
+    with the best rating averaged over the sizes (greedy: 0.3, against random's -0.3 and spoiler's 0)."""
+    played = []
+
+    def stand_in(agents, num_players, deals, seed, **kwargs):
+        played.append((tuple(agents), num_players, deals, seed))
+        i, j = (STAND_IN_AGENTS.index(name) for name in agents)
+        lone = stand_in_table(i, j, num_players)
+        pools = lone.pop("table_pools")  # spread over the table's seats
+        others = [{"pools_won": pools // (num_players - 1) + (seat < pools % (num_players - 1))}
+                  for seat in range(num_players - 1)]
+        return {"entries": [lone, *others], "table": {"spoil_rate": 0.0}}
+
+    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in)
+    board = leaderboard(STAND_IN_AGENTS, players=(3, 4), deals=7, seed=5)
+    pairs = [(a, b) for a in STAND_IN_AGENTS for b in STAND_IN_AGENTS if a != b]
+    assert sorted(played) == sorted((pair, n, 7, 5) for n in (3, 4) for pair in pairs)
+    assert board["players"] == [3, 4] and board["interrupted"] is None and board["top_rated"] == "greedy"
+    assert {"agents", "players", "deals", "seed", "rating", "top_rated", "best_is", "sizes", "seconds"} <= set(board)
+    for n in (3, 4):
+        tables = board["sizes"][str(n)]["tables"]
+        assert sorted((t["agent"], t["table_of"]) for t in tables) == sorted(pairs)
+        _, fit_ci = fit_ratings(tables, STAND_IN_AGENTS, n)
+        ranking = board["sizes"][str(n)]["ranking"]
+        assert [row["agent"] for row in ranking] == sorted(STAND_IN_AGENTS, key=lambda a: -LUCE_TRUTH[n][
+            STAND_IN_AGENTS.index(a)])
+        for row in ranking:
+            i = STAND_IN_AGENTS.index(row["agent"])
+            mine = [stand_in_table(i, j, n) for j in range(3) if j != i]
+            assert row["rating"] == pytest.approx(LUCE_TRUTH[n][i], abs=0.01)
+            assert row["rating_ci95"] == pytest.approx(fit_ci[i])
+            for key, table_key in (("mean_equity", "mean_equity"), ("equity_ci95", "equity_ci95"),
+                                   ("pool_share", "pool_share"), ("share_ci95", "pool_share_ci95")):
+                assert row[key] == pytest.approx(np.mean([t[table_key] for t in mine])), (n, row["agent"], key)
+            assert row["fair_share"] == 1 / n
+            assert row["share_above_fair"] == pytest.approx(row["pool_share"] - 1 / n)
+            assert row["stop_rate"] == pytest.approx(sum(t["stops"] for t in mine) / sum(t["threats_faced"]
+                                                                                         for t in mine))
+            assert row["threats_faced"] == sum(t["threats_faced"] for t in mine)
+            assert row["two_trick_conversion"] == pytest.approx(2 * n / sum(t["two_trick_hands"] for t in mine))
+            assert row["friendly_fire_rate"] is None and row["overtake_chances"] == 0
+
+
+def test_the_plot_draws_each_agent_s_ratings_and_intervals_by_table_size(monkeypatch):
+    """The plot's line for each agent runs over the board's table sizes through its rating at each, with its
+    95% interval as the error bar (a board made by hand, so that every figure is known)."""
+    drawn = []
+    monkeypatch.setattr("agents.leaderboard.save_figure", lambda figure, path: drawn.append(figure))
+    ranking = {3: [("b", 0.5, 0.1), ("a", -0.5, 0.2)], 5: [("a", 0.25, 0.3), ("b", -0.25, 0.4)]}
+    board = {"agents": ["a", "b"], "players": [3, 5], "deals": 9, "seed": 1,
+             "sizes": {str(n): {"ranking": [{"agent": a, "rating": r, "rating_ci95": ci} for a, r, ci in rows]}
+                       for n, rows in ranking.items()}}
+    from agents.leaderboard import plot_ratings
+
+    plot_ratings(board, "ratings.png")
+    (figure,) = drawn
+    lines = {bars.get_label(): bars for bars in figure.axes[0].containers}
+    assert sorted(lines) == ["a", "b"]
+    for name, rating, low in (("a", [-0.5, 0.25], [-0.7, -0.05]), ("b", [0.5, -0.25], [0.4, -0.65])):
+        line, _, (bar,) = lines[name].lines
+        assert line.get_xdata().tolist() == [3, 5] and line.get_ydata().tolist() == pytest.approx(rating)
+        assert [segment[0][1] for segment in bar.get_segments()] == pytest.approx(low)
+
+
 def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team():
     # 4 players, teams {0, 2} and {1, 3}. The winner of a partnership pool is the team.
     trick_winner = np.array([[1, 2, 0, 3, 3],    # team 0 on two at trick 3; seat 3 takes 4 and 5: team 1 wins
@@ -267,6 +365,26 @@ def test_the_human_table(capsys):
     out = capsys.readouterr().out
     assert "3 players" in out and "top rated over these sizes: greedy" in out
     assert f"best (load_agent(\"best\"), the strongest agent shipped) is {BEST}" in out
+
+
+def test_the_human_table_lists_each_size_s_agents_by_rating_with_their_figures():
+    """A board made by hand: a size's lines go in the ranking's order, each with the agent's rating and interval,
+    equity and interval, share above fair and interval in points, then its stop, 2-trick and overtake rates (a
+    rate with no chance to show it: '-')."""
+    from agents.leaderboard import format_board
+
+    def row(agent, rating, rating_ci, equity, stop_rate):
+        return {"agent": agent, "rating": rating, "rating_ci95": rating_ci, "mean_equity": equity,
+                "equity_ci95": 0.05, "share_above_fair": 0.02, "share_ci95": 0.01, "stop_rate": stop_rate,
+                "two_trick_conversion": 0.75, "friendly_fire_rate": None}
+
+    board = {"agents": ["a", "bb"], "players": [3], "deals": 9, "seed": 1, "seconds": 3.0, "interrupted": None,
+             "top_rated": "bb", "best_is": "x",
+             "sizes": {"3": {"ranking": [row("bb", 0.5, 0.15, -0.25, 0.5), row("a", -0.5, 0.25, 0.25, None)]}}}
+    lines = [line.split() for line in format_board(board).splitlines()]
+    assert [line for line in lines if line[:1] in (["1"], ["2"])] == [
+        ["1", "bb", "+0.50", "±", "0.15", "-0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "0.500", "0.750", "-"],
+        ["2", "a", "-0.50", "±", "0.25", "+0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "-", "0.750", "-"]]
 
 
 @pytest.mark.parametrize("argv, says", [

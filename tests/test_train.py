@@ -640,6 +640,113 @@ def test_a_league_with_opponent_tables_needs_the_opponent():
         opponent_rollout("", {"self": 1.0, "opponent": 1.0})
 
 
+def league_rollout(weights: dict, **settings):
+    """A small rollout (8 games: 4 of 3 players, 4 of 4) whose league draws the table kinds of ``weights``."""
+    import dataclasses
+
+    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout
+
+    train = load_train_module()
+    args = dataclasses.asdict(train.Args(**{"num_games": 8, "min_players": 3, "max_players": 4, "hidden": "16",
+                                            **settings}))
+    league = np.array([weights.get(kind, 0.0) for kind in TABLE_KINDS])
+    return SelfPlayRollout(args, league / league.sum())
+
+
+@pytest.mark.parametrize("current_seats, policy_seats", [(0.0, 12 * 1 + 12 * 1), (1.0, 12 * 3 + 12 * 4)])
+def test_current_seats_is_each_seat_s_chance_of_the_policy_beside_the_one_seat_it_always_holds(
+        current_seats, policy_seats, monkeypatch):
+    """Random tables, 8 games of 3 hands (12 hands at each of 3 and 4 players): with current_seats 0 the policy
+    holds exactly one seat of every hand; with 1 it holds every seat, and the random agent never plays."""
+    from spoilfive_integrations.selfplay import RANDOM
+
+    rollout = league_rollout({"random": 1.0}, current_seats=current_seats, hands_per_game=3)
+    if current_seats == 1.0:
+        monkeypatch.setattr(rollout.baselines[RANDOM], "act_batch", lambda *a: pytest.fail("a random seat played"))
+    stats = rollout.collect(1).stats
+    assert stats["hands"] == 24 and stats["self_hands"] == 0
+    assert stats["eq_n_4"] == policy_seats and all(stats[f"eq_n_{kind}"] == 0 for kind in (1, 2, 3, 5))
+
+
+@pytest.mark.parametrize("kind", ["spoiler", "greedy", "random"])
+def test_each_baseline_s_tables_are_played_by_the_agent_of_that_name(kind, monkeypatch):
+    rollout = league_rollout({kind: 1.0}, current_seats=0.0)
+    played = []
+    for agent in rollout.baselines.values():
+        def watched(observations, masks, agent=agent, act=agent.act_batch):
+            played.append(agent.name)
+            return act(observations, masks)
+        monkeypatch.setattr(agent, "act_batch", watched)
+    rollout.collect(1)
+    assert set(played) == {kind}
+
+
+def test_the_snapshot_seats_are_played_by_the_snapshot_network_and_the_policy_s_by_the_weights_given(monkeypatch):
+    """``collect(weights=..., snapshot=...)``: the current policy's network takes the weights and plays the
+    batch's rows, and no other seat; the snapshot seats are played by a network holding the snapshot."""
+    from spoilfive_integrations.selfplay import policy_net
+
+    rollout = league_rollout({"snapshot": 1.0}, current_seats=0.0)
+    settings = {"hidden": "16", "critic": "local", "encoding": "canonical"}
+    torch.manual_seed(1)
+    weights, snapshot = (policy_net(settings).state_dict() for _ in range(2))
+    rows = {"policy": 0, "snapshot": 0}
+    for name, net in (("policy", rollout.net), ("snapshot", rollout.opponent_net)):
+        def counted(obs, mask, name=name, net=net, real=net.distribution):
+            rows[name] += len(obs)
+            assert all(torch.equal(value, (weights if name == "policy" else snapshot)[key])
+                       for key, value in net.state_dict().items())
+            return real(obs, mask)
+        monkeypatch.setattr(net, "distribution", counted)
+    batch = rollout.collect(1, weights=weights, snapshot=snapshot)
+    assert rows["policy"] == len(batch) > 0 and rows["snapshot"] > 0
+
+
+def test_the_games_of_each_size_are_split_over_the_workers_the_first_ones_taking_the_remainder():
+    from spoilfive_integrations.selfplay import split_games
+
+    assert split_games(22, [3, 4], 3) == [[4, 4], [4, 4], [3, 3]]  # 11 games a size: 4 + 4 + 3
+    assert split_games(22, [3, 4], 1) == [[11, 11]]
+
+
+def test_merged_batches_keep_each_row_s_successor_and_result():
+    """Two workers' batches as one: each row's next decision is the one it had in its own batch (no trajectory
+    crosses into the other), and its result and steps come along."""
+    from spoilfive_integrations.selfplay import merge_batches
+
+    rollouts = [league_rollout({"self": 1.0}), league_rollout({"self": 1.0}, seed=4)]
+    batches = [rollout.collect(1) for rollout in rollouts]
+    merged = merge_batches(batches)
+    assert len(merged) == sum(map(len, batches)) and merged.step_offsets[-1] == len(merged)
+    linked = np.flatnonzero(merged.next_row >= 0)
+    assert np.array_equal(linked >= len(batches[0]), merged.next_row[linked] >= len(batches[0]))
+    assert np.array_equal(merged.obs[merged.next_row[linked]],
+                          np.concatenate([b.obs[b.next_row[b.next_row >= 0]] for b in batches]))
+    assert np.array_equal(merged.reward, np.concatenate([b.reward for b in batches]))
+
+
+def test_the_rollout_s_figures_count_the_spoiled_self_play_hands_and_the_policy_s_own_results(monkeypatch):
+    """The hand's result rigged to 1 + the seat's place after the dealer (1 to n). At random tables where
+    the policy holds one seat its summed results lie between 1 and 4 a hand (not the whole table's); at
+    self-play tables the spoiled hands counted are those the engine ends with no winner."""
+    step = SpoilFiveCore.step
+    spoiled = []
+
+    def rigged(self, actions, *args, **kwargs):
+        dealer = self.dealer.astype(np.int64)
+        rewards, done = step(self, actions, *args, **kwargs)
+        spoiled.append(int((done & (self.last_winner == -1)).sum()))
+        place = (np.arange(rewards.shape[1])[None, :] - dealer[:, None]) % rewards.shape[1]
+        return np.where(done[:, None], 1.0 + place, 0.0).astype(np.float32), done
+
+    monkeypatch.setattr(SpoilFiveCore, "step", rigged)
+    stats = league_rollout({"random": 1.0}, current_seats=0.0, hands_per_game=3).collect(1).stats
+    assert stats["eq_n_4"] == 24 and 24 <= stats["eq_sum_4"] <= 4 * 24
+    spoiled.clear()
+    stats = league_rollout({"self": 1.0}, hands_per_game=3).collect(1).stats
+    assert stats["self_hands"] == 24 and stats["self_spoils"] == sum(spoiled) > 0
+
+
 def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
     from agents.policy import load_checkpoint, resolve_checkpoint
 

@@ -546,15 +546,22 @@ def test_omniscient_critic_reads_every_hand():
 
 
 # ---------------------------------------------------------------------- the league's opponent tables
-def opponent_rollout(opponent: str, weights: dict):
+def league_rollout(weights: dict, **settings):
+    """A rollout at 3 and 4 players whose league draws the table kinds of ``weights``; a small one (8 games: 4
+    of 3 players, 4 of 4; a 16-unit network) unless ``settings`` (train.py's ``Args``) say otherwise."""
     import dataclasses
 
     from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout
 
     train = load_train_module()
-    settings = dataclasses.asdict(train.Args(num_games=32, min_players=3, max_players=4, opponent=opponent))
+    args = dataclasses.asdict(train.Args(**{"num_games": 8, "min_players": 3, "max_players": 4, "hidden": "16",
+                                            **settings}))
     league = np.array([weights.get(kind, 0.0) for kind in TABLE_KINDS])
-    return SelfPlayRollout(settings, league / league.sum())
+    return SelfPlayRollout(args, league / league.sum())
+
+
+def opponent_rollout(opponent: str, weights: dict):
+    return league_rollout(weights, num_games=32, hidden="256,256", opponent=opponent)  # train.py's default network
 
 
 def test_opponent_tables_are_played_by_the_named_agent_alone(monkeypatch):
@@ -638,19 +645,6 @@ def test_workers_of_one_rollout_deal_different_hands():
 def test_a_league_with_opponent_tables_needs_the_opponent():
     with pytest.raises(ValueError, match="no opponent is named"):
         opponent_rollout("", {"self": 1.0, "opponent": 1.0})
-
-
-def league_rollout(weights: dict, **settings):
-    """A small rollout (8 games: 4 of 3 players, 4 of 4) whose league draws the table kinds of ``weights``."""
-    import dataclasses
-
-    from spoilfive_integrations.selfplay import TABLE_KINDS, SelfPlayRollout
-
-    train = load_train_module()
-    args = dataclasses.asdict(train.Args(**{"num_games": 8, "min_players": 3, "max_players": 4, "hidden": "16",
-                                            **settings}))
-    league = np.array([weights.get(kind, 0.0) for kind in TABLE_KINDS])
-    return SelfPlayRollout(args, league / league.sum())
 
 
 @pytest.mark.parametrize("current_seats, policy_seats", [(0.0, 12 * 1 + 12 * 1), (1.0, 12 * 3 + 12 * 4)])

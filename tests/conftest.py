@@ -116,6 +116,24 @@ def parse_action(text: str) -> int:
     return card_index(text)
 
 
+def play_cards(game, *moves: str) -> None:
+    """Step an AEC env through ``moves``, each in :func:`parse_action`'s words."""
+    for move in moves:
+        game.step(parse_action(move))
+
+
+def fixed_deal() -> dict:
+    """A 3-player deal for ``reset(options=...)``: player_2 deals, spades are trumps, and player_0 holds the five
+    and jack of trumps and the ace of hearts, so that he takes the first three tricks with :data:`TRUMPS_FIRST`."""
+    return {"dealer": 2, "turnup": "KS",
+            "hands": [["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
+                      ["2D", "3D", "4D", "6D", "7D"]]}
+
+
+TRUMPS_FIRST = ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D")
+"""The first three tricks of :func:`fixed_deal`, player_0 leading his three top trumps."""
+
+
 def cards_text(cards) -> str:
     return "{" + ", ".join(card_str(int(c)) for c in sorted(cards)) + "}"
 

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import TRUMPS_FIRST, fixed_deal, play_cards
 from pettingzoo.test import api_test, render_test, seed_test
 
 import spoilfive_env
@@ -287,12 +288,6 @@ def test_reset_keeps_the_rules():
 # ---------------------------------------------------------------- bad input
 
 
-def fixed_deal():
-    return {"dealer": 2, "turnup": "KS",
-            "hands": [["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
-                      ["2D", "3D", "4D", "6D", "7D"]]}
-
-
 @pytest.mark.parametrize("action", [card_index("2C"), card_index("AS"), DECLINE_ROB, CLAIM, JINK, 52, 107, -1,
                                     3.0, "5S", None, True, np.int64(200)])
 def test_illegal_action_raises_naming_action_agent_and_legal_ones_and_changes_nothing(action):
@@ -464,14 +459,6 @@ def test_card_text_forms():
 
 
 # ---------------------------------------------------------------- rewards
-
-
-def play_cards(game, *moves):
-    for move in moves:
-        game.step({"claim": CLAIM, "jink": JINK, "decline": DECLINE_ROB}.get(move) or card_index(move))
-
-
-TRUMPS_FIRST = ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D")
 
 
 @pytest.mark.parametrize("reward", ["equity", "chips"])

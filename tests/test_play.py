@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TRUMPS_FIRST, fixed_deal, play_cards
 
 from agents import load_agent
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
@@ -262,10 +263,8 @@ def test_the_hand_result_names_the_taker_the_jink_bonus_tricks_chips_and_pool():
 
     def played(*moves):
         game = raw_env(num_players=3)
-        game.reset(options={"dealer": 2, "turnup": "KS", "hands": [
-            ["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"], ["2D", "3D", "4D", "6D", "7D"]]})
-        for move in ("5S", "2C", "2D", "JS", "3C", "3D", "AH", "4C", "4D") + moves:  # player_0 takes three tricks
-            game.step({"claim": CLAIM, "jink": JINK}.get(move) or card_index(move))
+        game.reset(options=fixed_deal())
+        play_cards(game, *TRUMPS_FIRST, *moves)  # player_0 takes three tricks
         return game.core
 
     claimed, jinked = played("claim"), played("jink", "KC", "6C", "6D", "KD", "7C", "7D")

@@ -501,10 +501,15 @@ def test_a_shard_that_starts_at_a_later_block_plays_it_as_the_whole_run_does():
 
 
 def test_the_blocks_of_the_shards_hold_every_deal_once_in_order():
-    """A tournament's deals cut into blocks (the last one may be short), and the blocks into shards, cover every
-    deal once, in order."""
+    """A tournament's deals cut into blocks (the last one may be short), and the blocks into shards (as many as
+    asked, or one a block), cover every deal once, in order."""
     from agents.sharding import BLOCK_DEALS, num_blocks, shard_ranges
 
+    for blocks in (1, 2, 7, 40):
+        for shards in (1, 3, 8, 100):
+            ranges = shard_ranges(blocks, shards)
+            assert [b for first, stop in ranges for b in range(first, stop)] == list(range(blocks))
+            assert len(ranges) == min(blocks, shards)
     for deals in (1, BLOCK_DEALS - 1, BLOCK_DEALS, BLOCK_DEALS + 1, 3 * BLOCK_DEALS + 17):
         assert num_blocks(deals) == -(-deals // BLOCK_DEALS)
         for shards in (1, 2, 5):

@@ -19,7 +19,7 @@ import pytest
 from conftest import interrupt_training, load_script
 
 from agents.evaluate import build_agents, distinct_specs, evaluate, make_deals, play_tournament
-from agents.sharding import BLOCK_DEALS, block_seed, shard_ranges
+from agents.sharding import BLOCK_DEALS, block_seed
 from spoilfive_env.rules import Rules
 
 ray = pytest.importorskip("ray")
@@ -73,14 +73,6 @@ def test_figures_do_not_depend_on_the_batch_size(seed):
     batch; no agent may spend its stream on them (seed 1 caught exactly that once)."""
     reports = [without_time(evaluate(["greedy", "random"], 3, 300, seed, batch_size=size)) for size in (1, 8192)]
     assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)
-
-
-def test_shard_ranges_cover_every_block_once_in_order():
-    for blocks in (1, 2, 7, 40):
-        for shards in (1, 3, 8, 100):
-            ranges = shard_ranges(blocks, shards)
-            assert [b for first, stop in ranges for b in range(first, stop)] == list(range(blocks))
-            assert len(ranges) == min(blocks, shards)
 
 
 def test_bad_shards_and_address_raise_before_any_play():

@@ -85,6 +85,18 @@ def test_a_belief_equal_to_the_drawn_frequencies_keeps_one_deal_in_each_stretch(
     assert (kept // 8 == np.arange(8)).all()
 
 
+def test_each_decisions_resampling_starts_at_its_own_random_point():
+    """Systematic resampling is unbiased only with a random start: under uniform weights each of 400 decisions keeps
+    one deal from each eighth of its 64 draws, at an offset within the eighth drawn for that decision alone, so the
+    offsets spread evenly over the eight places (about 50 each) and differ between decisions."""
+    counts = np.zeros((400, 64, 2), np.int64)
+    kept = FixedBelief(count_frequencies).resample(np.zeros((400, 1)), counts, 8, np.random.default_rng(2))
+    offsets = kept % 8
+    assert (offsets == offsets[:, :1]).all()  # one start per decision, the same step after it
+    places = np.bincount(offsets[:, 0], minlength=8)
+    assert places.min() >= 25 and places.max() <= 80, places
+
+
 def test_trump_counts_are_the_trumps_in_each_other_hand_the_ace_of_hearts_among_them():
     """Clubs trump at three players: seat 1 holds the 5C and JC (and the 2H), seat 2 the AH, always a trump (and the
     KD); the viewer's own 3C is not counted."""

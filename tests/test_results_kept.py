@@ -1,6 +1,8 @@
-"""The tournament reports kept in docs/results/ are the issue's protocol, and the README's table of the
-strongest agent is what they pool to (``python -m agents.across_seeds docs/results/best-pimc/*.json
---agent best --target 2``): a report added, lost or edited, or a figure of the table typed by hand, fails here.
+"""The tournament reports kept in docs/results/ are the issue's protocol, and the README's tables of the
+strongest agent and of the strongest network alone are what they pool to (``python -m agents.across_seeds
+docs/results/best-pimc/*.json --agent best --target 2``, ``python -m agents.across_seeds
+docs/results/network-pimc/*.json --agent ppo-vs-pimc --target 0``): a report added, lost or edited, or a
+figure of a table typed by hand, fails here.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from spoilfive_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 BEST_PIMC = sorted((ROOT / "docs" / "results" / "best-pimc").glob("*.json"))
+NETWORK_PIMC = sorted((ROOT / "docs" / "results" / "network-pimc").glob("*.json"))
+NETWORK = "ppo-vs-pimc"
 TARGET = 2.0
 
 
@@ -55,7 +59,8 @@ def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
     groups = pool_seeds([read_report(path) for path in BEST_PIMC], names=["best"], target=TARGET,
                         sources=[path.name for path in BEST_PIMC])
     group = next(g for g in groups if g["players"] == players)
-    rows = [line for line in strongest_agent_section().splitlines() if line.startswith(f"| {players} | ")]
+    best_table = strongest_agent_section().split("**A network alone.**")[0]
+    rows = [line for line in best_table.splitlines() if line.startswith(f"| {players} | ")]
     assert len(rows) == 1, rows
     cells = [cell.replace("**", "").strip() for cell in rows[0].strip("|").split("|")]
     seeds = [s["seed"] for s in group["seeds"]]
@@ -71,6 +76,37 @@ def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
     assert cells[3] == f"{group['seeds_at_target']} of {len(seeds)}"
     assert cells[4] == f"{min(shares):+.2f} to {max(shares):+.2f}"
     assert cells[5] == f"{min(equities):+.3f} to {max(equities):+.3f}"
+
+
+def test_every_kept_report_of_the_network_alone_is_it_against_pimc_on_the_issues_protocol():
+    assert len(NETWORK_PIMC) >= 18
+    for path in NETWORK_PIMC:
+        report = read_report(path)
+        players = report["num_players"]
+        assert path.name == f"{players}p-seed{report['seed']}.json"
+        assert report["lineup"] == [NETWORK] + ["pimc"] * (players - 1)
+        assert (report["deals"], report["rotations"], report["hands"]) == (2000, players, 2000 * players)
+        assert report["rules"] == dataclasses.asdict(Rules(num_players=players))
+        assert report.get("paired") is None
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_readme_table_of_the_network_alone_is_what_its_kept_reports_pool_to(players):
+    groups = pool_seeds([read_report(path) for path in NETWORK_PIMC], names=[NETWORK], target=0.0,
+                        sources=[path.name for path in NETWORK_PIMC])
+    group = next(g for g in groups if g["players"] == players)
+    section = strongest_agent_section()
+    start = section.index("**A network alone.**")
+    rows = [line for line in section[start:].split("\n\n")[1].splitlines() if line.startswith(f"| {players} | ")]
+    assert len(rows) == 1, rows
+    cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    seeds = [s["seed"] for s in group["seeds"]]
+    shares = [s["share_above_fair"] for s in group["seeds"]]
+    assert cells[1] == f"{len(seeds)}: " + ", ".join(str(seed) for seed in seeds)
+    assert cells[2] == f"{group['share_above_fair']:+.2f} ± {group['share_above_fair_ci95']:.2f}"
+    assert cells[3] == f"{group['seeds_at_target']} of {len(seeds)}"
+    assert cells[4] == f"{min(shares):+.2f} to {max(shares):+.2f}"
+    assert cells[5] == f"{group['equity']:+.3f} ± {group['equity_ci95']:.3f}"
 
 
 def test_the_readme_table_of_best_with_the_pool_size_is_what_its_kept_reports_say():

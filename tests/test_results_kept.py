@@ -41,13 +41,16 @@ def strongest_agent_section() -> str:
     return text[start:text.index("\n### ", start + 1)]
 
 
-def test_every_kept_report_is_best_as_shipped_on_the_issues_protocol_and_named_for_its_size_and_seed():
-    assert len(BEST_PIMC) >= 27
-    for path in BEST_PIMC:
+@pytest.mark.parametrize(("agent", "reports", "fewest"), [("best", BEST_PIMC, 27), (NETWORK, NETWORK_PIMC, 18)],
+                         ids=["best", "network"])
+def test_every_kept_report_is_its_agent_against_pimc_on_the_issues_protocol_and_named_for_its_size_and_seed(
+        agent, reports, fewest):
+    assert len(reports) >= fewest
+    for path in reports:
         report = read_report(path)
         players = report["num_players"]
         assert path.name == f"{players}p-seed{report['seed']}.json"
-        assert report["lineup"] == ["best"] + ["pimc"] * (players - 1)
+        assert report["lineup"] == [agent] + ["pimc"] * (players - 1)
         assert (report["deals"], report["rotations"], report["hands"]) == (2000, players, 2000 * players)
         assert report["rules"] == dataclasses.asdict(Rules(num_players=players))
         assert report.get("best", BEST) == BEST  # the older reports do not say; the newer name the shipped spec
@@ -76,18 +79,6 @@ def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
     assert cells[3] == f"{group['seeds_at_target']} of {len(seeds)}"
     assert cells[4] == f"{min(shares):+.2f} to {max(shares):+.2f}"
     assert cells[5] == f"{min(equities):+.3f} to {max(equities):+.3f}"
-
-
-def test_every_kept_report_of_the_network_alone_is_it_against_pimc_on_the_issues_protocol():
-    assert len(NETWORK_PIMC) >= 18
-    for path in NETWORK_PIMC:
-        report = read_report(path)
-        players = report["num_players"]
-        assert path.name == f"{players}p-seed{report['seed']}.json"
-        assert report["lineup"] == [NETWORK] + ["pimc"] * (players - 1)
-        assert (report["deals"], report["rotations"], report["hands"]) == (2000, players, 2000 * players)
-        assert report["rules"] == dataclasses.asdict(Rules(num_players=players))
-        assert report.get("paired") is None
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])

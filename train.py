@@ -746,6 +746,12 @@ def shell_words(*words) -> str:
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
+def option_words(name: str, value) -> tuple:
+    """An option ``name`` and its ``value`` as words of a printed command: ``--name=value`` where the value starts
+    with '-', which argparse would otherwise read as an option (a run named ``-1-s1``, a folder ``-runs``)."""
+    return (f"{name}={value}",) if str(value).startswith("-") else (name, value)
+
+
 def main(argv=None) -> dict:
     """Train (see the module docstring). Returns the run's summary (``summary.json``); its
     ``"interrupted"`` is true when Ctrl-C stopped the run (the command then exits 130)."""
@@ -768,9 +774,9 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
     checkpoint_path = run_dir / "checkpoint.pt"
     progress = {"iteration": 0, "decisions": 0, "trained": 0, "seconds": 0.0}
     resumed = None
-    resume_words = ["python", "train.py", "--run-name", run_name, "--resume"]
+    resume_words = ["python", "train.py", *option_words("--run-name", run_name), "--resume"]
     if args.runs_dir != Args.runs_dir:
-        resume_words[2:2] = ["--runs-dir", args.runs_dir]
+        resume_words[2:2] = option_words("--runs-dir", args.runs_dir)
     if args.resume:
         if not checkpoint_path.is_file():
             fail(f"--resume: no checkpoint at {checkpoint_path} (run name {run_name!r}; "
@@ -961,7 +967,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         target = CHECKPOINT_DIR / f"{args.ship_as}.pt"
         say(f"  at the end, ships agent.pt as {target} (load_agent({args.ship_as!r}))"
             + (", replacing the checkpoint there" if target.exists() else ""))
-    say(f"  watch it: tensorboard --logdir {shlex.quote(str(args.runs_dir))}")
+    say(f"  watch it: {shell_words('tensorboard', *option_words('--logdir', args.runs_dir))}")
 
     timers = defaultdict(float)
     last_eval = "none yet"
@@ -1229,10 +1235,10 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
     curve_words = f"learning curve {curve_path}; " if curve_written else ""  # no iteration yet, or no plot
     say(f"The agent: {agent_path} (resumable checkpoint {checkpoint_path}; "
         f"{curve_words}every figure in {run_dir / 'summary.json'})")
-    evaluate_words = ("python", "-m", "agents.evaluate", "--players", 4, "--agents", f"{agent_path},spoiler",
-                      "--deals", 2000)
+    evaluate_words = ("python", "-m", "agents.evaluate", "--players", 4,
+                      *option_words("--agents", f"{agent_path},spoiler"), "--deals", 2000)
     say(f"  evaluate it: {shell_words(*evaluate_words)}")
-    play_words = ("python", "-m", "spoilfive_env.play", "--players", 4, "--opponents", agent_path)
+    play_words = ("python", "-m", "spoilfive_env.play", "--players", 4, *option_words("--opponents", agent_path))
     say(f"  play it:     {shell_words(*play_words)}")
     say(f"  resume it:   {shell_words(*resume_words)} [--time-limit MORE_MINUTES] [--total-decisions N]")
     if "shipped" in summary:

@@ -741,6 +741,32 @@ def test_the_rollout_s_figures_count_the_spoiled_self_play_hands_and_the_policy_
     assert stats["self_hands"] == 24 and stats["self_spoils"] == sum(spoiled) > 0
 
 
+def test_the_commands_a_run_prints_work_where_its_name_and_folder_start_with_a_dash(tmp_path, monkeypatch, capsys):
+    """Given after its flag, a value that starts with '-' reads as an option ("--run-name -1-s0" is refused), so the
+    commands the run prints for later give such values as --flag=value."""
+    import shlex
+
+    from agents.evaluate import main as evaluate_main
+
+    train = load_train_module()
+    monkeypatch.chdir(tmp_path)
+    train.main(["--runs-dir=-runs", "--exp-name", "-1", "--seed", "0", "--total-decisions", "2000", "--num-games", "16",
+                "--eval-every", "0", "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"])
+    printed = {line.split(":", 1)[0].strip(): line.split(":", 1)[1] for line in capsys.readouterr().out.splitlines()
+               if line.startswith("  ") and ":" in line}
+    resume = shlex.split(printed["resume it"].split("[")[0])
+    assert resume[:2] == ["python", "train.py"]
+    args = train.parse_args(resume[2:])
+    assert (args.runs_dir, args.run_name, args.resume) == ("-runs", "-1-s0", True)
+    assert shlex.split(printed["watch it"]) == ["tensorboard", "--logdir=-runs"]
+    assert shlex.split(printed["play it"])[-1] == "--opponents=-runs/-1-s0/agent.pt"
+    evaluate = shlex.split(printed["evaluate it"])
+    assert evaluate[:3] == ["python", "-m", "agents.evaluate"]
+    evaluate_main([*evaluate[3:], "--deals", "2", "--json"])  # the last --deals counts: two deals, not 2,000
+    report = json.loads(capsys.readouterr().out)
+    assert report["lineup"] == ["-runs/-1-s0/agent.pt", "spoiler", "spoiler", "spoiler"] and report["deals"] == 2
+
+
 def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
     from agents.policy import load_checkpoint, resolve_checkpoint
 

@@ -35,12 +35,6 @@ def readme_section(title: str) -> str:
     return text[start:text.index("\n### ", start + 1)]
 
 
-def strongest_agent_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### The strongest agent")
-    return text[start:text.index("\n### ", start + 1)]
-
-
 @pytest.mark.parametrize(("agent", "reports", "fewest"), [("best", BEST_PIMC, 27), (NETWORK, NETWORK_PIMC, 18)],
                          ids=["best", "network"])
 def test_every_kept_report_is_its_agent_against_pimc_on_the_issues_protocol_and_named_for_its_size_and_seed(
@@ -62,7 +56,7 @@ def test_the_readme_table_is_what_the_kept_reports_pool_to(players):
     groups = pool_seeds([read_report(path) for path in BEST_PIMC], names=["best"], target=TARGET,
                         sources=[path.name for path in BEST_PIMC])
     group = next(g for g in groups if g["players"] == players)
-    best_table = strongest_agent_section().split("**A network alone.**")[0]
+    best_table = readme_section("The strongest agent").split("**A network alone.**")[0]
     rows = [line for line in best_table.splitlines() if line.startswith(f"| {players} | ")]
     assert len(rows) == 1, rows
     cells = [cell.replace("**", "").strip() for cell in rows[0].strip("|").split("|")]
@@ -86,7 +80,7 @@ def test_the_readme_table_of_the_network_alone_is_what_its_kept_reports_pool_to(
     groups = pool_seeds([read_report(path) for path in NETWORK_PIMC], names=[NETWORK], target=0.0,
                         sources=[path.name for path in NETWORK_PIMC])
     group = next(g for g in groups if g["players"] == players)
-    section = strongest_agent_section()
+    section = readme_section("The strongest agent")
     start = section.index("**A network alone.**")
     rows = [line for line in section[start:].split("\n\n")[1].splitlines() if line.startswith(f"| {players} | ")]
     assert len(rows) == 1, rows

@@ -741,6 +741,12 @@ def test_the_rollout_s_figures_count_the_spoiled_self_play_hands_and_the_policy_
     assert stats["self_hands"] == 24 and stats["self_spoils"] == sum(spoiled) > 0
 
 
+SHORT_RUN = ("--total-decisions", "2000", "--num-games", "16", "--eval-every", "0", "--final-eval-deals", "0",
+             "--no-progress-bar", "--torch-threads", "1")
+"""A run of train.py in this process that ends within seconds, with no evaluation."""
+SMALL_TABLES = ("--min-players", "3", "--max-players", "4", "--hidden", "32", "--eval-players", "3")
+
+
 def test_the_commands_a_run_prints_work_where_its_name_and_folder_start_with_a_dash(tmp_path, monkeypatch, capsys):
     """Given after its flag, a value that starts with '-' reads as an option ("--run-name -1-s0" is refused), so the
     commands the run prints for later give such values as --flag=value."""
@@ -750,8 +756,7 @@ def test_the_commands_a_run_prints_work_where_its_name_and_folder_start_with_a_d
 
     train = load_train_module()
     monkeypatch.chdir(tmp_path)
-    train.main(["--runs-dir=-runs", "--exp-name", "-1", "--seed", "0", "--total-decisions", "2000", "--num-games", "16",
-                "--eval-every", "0", "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"])
+    train.main(["--runs-dir=-runs", "--exp-name", "-1", "--seed", "0", *SHORT_RUN])
     printed = {line.split(":", 1)[0].strip(): line.split(":", 1)[1] for line in capsys.readouterr().out.splitlines()
                if line.startswith("  ") and ":" in line}
     resume = shlex.split(printed["resume it"].split("[")[0])
@@ -771,8 +776,7 @@ def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
     from agents.policy import load_checkpoint, resolve_checkpoint
 
     train = load_train_module()
-    tiny = ["--runs-dir", str(tmp_path), "--total-decisions", "2000", "--num-games", "16", "--eval-every", "0",
-            "--final-eval-deals", "0", "--no-progress-bar", "--learning-rate", "1e-12", "--torch-threads", "1"]
+    tiny = ["--runs-dir", str(tmp_path), *SHORT_RUN, "--learning-rate", "1e-12"]
     train.main([*tiny, "--run-name", "from-ppo-20min", "--init-from", "ppo-20min"])
     train.main([*tiny, "--run-name", "fresh"])
     start, _ = load_checkpoint(resolve_checkpoint("ppo-20min"))
@@ -786,9 +790,7 @@ def test_init_from_starts_a_new_run_from_the_checkpoints_network(tmp_path):
 
 def test_a_run_folder_that_does_not_fit_is_refused_in_one_line_and_left_as_it_was(tmp_path, capsys):
     train = load_train_module()
-    new = ["--runs-dir", str(tmp_path), "--run-name", "run", "--total-decisions", "2000", "--num-games", "16",
-           "--min-players", "3", "--max-players", "4", "--hidden", "32", "--eval-every", "0", "--eval-players", "3",
-           "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"]
+    new = ["--runs-dir", str(tmp_path), "--run-name", "run", *SHORT_RUN, *SMALL_TABLES]
     resume = ["--runs-dir", str(tmp_path), "--run-name", "run", "--resume", "--total-decisions", "4000"]
     train.main(new)
     run = tmp_path / "run"
@@ -883,9 +885,7 @@ def test_a_checkpoint_whose_arguments_progress_or_optimizer_are_malformed_is_ref
     """Each edit ended in a traceback (the optimizer's only once the run had started), or was trained on:
     anneal_lr "no" annealed, decisions -100 trained 100 decisions more."""
     train = load_train_module()
-    train.main(["--runs-dir", str(tmp_path), "--run-name", "run", "--total-decisions", "2000", "--num-games", "16",
-                "--min-players", "3", "--max-players", "4", "--hidden", "32", "--eval-every", "0",
-                "--eval-players", "3", "--final-eval-deals", "0", "--no-progress-bar", "--torch-threads", "1"])
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "run", *SHORT_RUN, *SMALL_TABLES])
     capsys.readouterr()
     run = tmp_path / "run"
     checkpoint = run / "checkpoint.pt"

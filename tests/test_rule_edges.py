@@ -1,5 +1,6 @@
 """Rules that only the randomised tests guarded: partnerships, a carried pool, the first dealer, chips
-below zero, the game's length, the hand cap, the concealed ace, the void proofs of the observation.
+below zero, the game's length, the hand cap, the concealed ace, the void proofs of the observation;
+and one that no test guarded: who declined a rob is shown to every seat.
 
 Each test was written because a small deliberate break of the engine (a "mutant", named in the
 test's docstring), made in a mutation-testing audit, went unnoticed by every hand-worked test: it
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 from conftest import Deal, ScriptedHand, make_env, random_legal
 
+from spoilfive_env.actions import DECLINE_ROB
 from spoilfive_env.cards import TRUMP, card_index
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.observation import SLICES, decode_observation
@@ -262,3 +264,28 @@ def test_the_turn_up_left_on_the_table_cannot_be_held_back():
     play(core, "JS", "2H")
     assert core.void[0, 1, TRUMP]
     assert decode_observation(core.observe(0)[0])["voids"][1] == ["trumps"]
+
+
+# ---------------------------------------------------------------- declining is public
+
+
+def test_a_declined_rob_is_shown_to_every_seat():
+    """RULES.md, robbing: declining is said aloud ("I play these", "turn it down"); only the
+    ``conceal_ace_penalty`` variant lets the holder play "without announcing". So, like who
+    robbed, who declined is public (docs/rules.md, decision (a): "Declining is an action too,
+    and a public one"), and every seat's observation names him (seats relative to the viewer).
+    Spades trump (KS turned): seat 1 holds the AS and declines at his turn in trick 1. Then a
+    hand with the AC turned: the dealer (seat 3) declines before the lead.
+    Mutant killed: a decline not recorded (``declined_by`` left at -1), so no seat learns it.
+    """
+    core = dealt_core(["2C 6D 7D 8D 9D", "AS 2H 3H 4H 6H", "3C 4C 6C 7C 8C", "10C JC QC 2D 3D"], "KS", dealer=3)
+    play(core, "2C")
+    core.step(np.array([DECLINE_ROB]))
+    for viewer in range(4):
+        view = decode_observation(core.observe(viewer)[0])
+        assert (view["declined"], view["robber"]) == ((1 - viewer) % 4, None), f"seat {viewer}'s view"
+    core = dealt_core(SPOIL_4.hands, "AC", dealer=3)
+    core.step(np.array([DECLINE_ROB]))
+    for viewer in range(4):
+        view = decode_observation(core.observe(viewer)[0])
+        assert (view["declined"], view["robber"]) == ((3 - viewer) % 4, None), f"seat {viewer}'s view"

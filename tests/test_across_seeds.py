@@ -52,6 +52,7 @@ def test_a_reports_figures_are_the_agents_own_in_points_above_fair(runs):
     assert figures["equity"] == report["agents"]["greedy"]["mean_equity"]
     assert figures["opponents"] == ["spoiler", "spoiler"] and figures["side"] == "lineup"
     assert figures["paired"] is None
+    assert figures_of(report, "spoiler")["opponents"] == ["greedy"]  # an agent in two seats: not its own opponent
 
 
 def test_the_mean_over_seeds_has_the_seeds_intervals_in_quadrature_one_group_a_table_size(runs):
@@ -66,6 +67,8 @@ def test_the_mean_over_seeds_has_the_seeds_intervals_in_quadrature_one_group_a_t
     assert three["share_above_fair_ci95"] == pytest.approx(math.sqrt(sum(c * c for c in intervals)) / 3)
     equities = [plain[3, seed]["agents"]["greedy"]["mean_equity"] for seed in (1, 2, 3)]
     assert three["equity"] == pytest.approx(sum(equities) / 3)
+    equity_intervals = [plain[3, seed]["agents"]["greedy"]["equity_ci95"] for seed in (1, 2, 3)]
+    assert three["equity_ci95"] == pytest.approx(math.sqrt(sum(c * c for c in equity_intervals)) / 3)
     mean = sum(shares) / 3
     assert three["share_spread"] == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in shares) / 2))
     assert three["seeds_at_target"] == sum(x >= 0 for x in shares)
@@ -92,6 +95,25 @@ def test_the_rival_of_a_paired_run_is_found_with_its_own_figures_and_the_differe
     assert greedy["other"] == "random"
     assert greedy["equity_difference"] == pytest.approx(-group["paired"]["equity_difference"])
     assert greedy["share_difference_ci95"] == pytest.approx(group["paired"]["share_difference_ci95"])
+
+
+def test_the_pooled_paired_differences_have_the_seeds_intervals_in_quadrature(runs):
+    """Each seed's paired differences in points (share) and per hand (equity), and their mean over the seeds with
+    the seeds' 95% intervals combined in quadrature, sqrt(sum ci**2) / k, as the agent's own figures are."""
+    _, paired = runs
+    (group,) = pool_seeds(list(paired.values()))
+    blocks = [paired[seed]["paired"] for seed in (11, 12)]
+    for seed, block in zip(group["seeds"], blocks):
+        assert seed["paired"]["share_difference"] == pytest.approx(100 * block["pool_share_difference"])
+        assert seed["paired"]["share_difference_ci95"] == pytest.approx(100 * block["pool_share_difference_ci95"])
+        assert seed["paired"]["equity_difference_ci95"] == pytest.approx(block["equity_difference_ci95"])
+    pooled = group["paired"]
+    assert pooled["share_difference"] == pytest.approx(sum(100 * b["pool_share_difference"] for b in blocks) / 2)
+    assert pooled["share_difference_ci95"] == pytest.approx(
+        math.sqrt(sum((100 * b["pool_share_difference_ci95"]) ** 2 for b in blocks)) / 2)
+    assert pooled["equity_difference"] == pytest.approx(sum(b["equity_difference"] for b in blocks) / 2)
+    assert pooled["equity_difference_ci95"] == pytest.approx(
+        math.sqrt(sum(b["equity_difference_ci95"] ** 2 for b in blocks)) / 2)
 
 
 def test_the_command_prints_each_seed_the_mean_and_the_seeds_at_the_target(runs, tmp_path, capsys):
@@ -139,6 +161,10 @@ def test_runs_paired_with_different_agents_pool_no_difference(runs):
     (group,) = pool_seeds([paired[11], other])
     assert [s["paired"]["other"] for s in group["seeds"]] == ["random", "random:again"]
     assert group["paired"] is None
+    plain, _ = runs  # a run of the group not paired at all: no difference to pool either
+    (group,) = pool_seeds([plain[3, 1], paired[11]])
+    assert [s["paired"] is None for s in group["seeds"]] == [True, False]
+    assert group["paired"] is None
     assert pool_seeds(list(paired.values()))[0]["paired"]["other"] == "random"
 
 
@@ -149,6 +175,15 @@ def test_runs_against_the_same_opponents_seated_otherwise_are_one_group():
     (group,) = pool_seeds(reports)
     assert [s["seed"] for s in group["seeds"]] == [1, 2]
     assert sorted(group["opponents"]) == ["random", "spoiler"]
+
+
+def test_runs_against_other_opponents_at_one_size_are_other_groups(runs):
+    """Runs at one table size against different opponents measure different things: a group each."""
+    plain, _ = runs
+    other = evaluate(["greedy", "random"], num_players=3, deals=20, seed=1)  # seed 1 again: other deals' group
+    groups = pool_seeds([plain[3, 1], other, plain[3, 2]])
+    assert [(g["opponents"], [s["seed"] for s in g["seeds"]]) for g in groups] == [
+        (["random", "random"], [1]), (["spoiler", "spoiler"], [1, 2])]
 
 
 def test_one_agent_written_two_ways_pools_as_one(runs):

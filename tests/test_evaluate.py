@@ -23,6 +23,7 @@ from agents.evaluate import (
     paired_difference,
     play_tournament,
 )
+from agents.spoiling import stops
 from spoilfive_env.cli import json_text
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules
@@ -78,14 +79,15 @@ def test_figures_are_consistent():
     assert "greedy" in format_report(report) and "spoil rate" in format_report(report)
 
 
-def greedy_against_random(num_players: int, deals: int, seed: int):
+def greedy_against_random(num_players: int, deals: int, seed: int, **rules):
     """``evaluate``'s report of greedy against random tables, and the per-game outcome of the same
-    tournament played again from its parts (the deals, the line-up, the agents), with the line-up."""
-    report = evaluate(["greedy", "random"], num_players, deals=deals, seed=seed)
+    tournament played again from its parts (the deals, the line-up, the agents), with the line-up;
+    ``rules``: options of the table (both runs)."""
+    report = evaluate(["greedy", "random"], num_players, deals=deals, seed=seed, **rules)
     hands, turnups, dealers = make_deals(num_players, deals, seed)
     specs, lineup = distinct_specs(["greedy", "random"], num_players)
-    outcome = play_tournament(build_agents(specs, seed), lineup, Rules(num_players=num_players), hands, turnups,
-                              dealers, seed=seed)
+    outcome = play_tournament(build_agents(specs, seed), lineup, Rules(num_players=num_players, **rules), hands,
+                              turnups, dealers, seed=seed)
     return report, outcome, lineup
 
 
@@ -109,6 +111,60 @@ def test_intervals_are_clustered_by_deal_as_written_by_hand():
     mean, half = mean_and_half(spoiled)
     assert report["table"]["spoil_rate"] == pytest.approx(mean)
     assert report["table"]["spoil_rate_ci95"] == pytest.approx(half)
+
+
+def test_ratio_figures_and_their_intervals_are_clustered_by_deal_as_written_by_hand():
+    """Pool share, two-trick conversion, stop rate and friendly-fire rate of each agent: numerator and denominator
+    summed over its seats per deal, the ratio of their totals, and the delta method's 95% interval with the K
+    per-deal residuals r = numerator - ratio * denominator as the independent samples:
+    1.96 sqrt(K / (K - 1) sum r**2) / total. The pool share's denominator is every pool won at the table."""
+    deals = 200
+    report, outcome, lineup = greedy_against_random(4, deals, seed=3)
+    won = outcome["winner"][:, None] == np.arange(4)
+    reached_two = outcome["tricks"] >= 2
+    faced, stopped = stops(outcome["trick_winner"], outcome["winner"], 4)  # hand-made cases: test_leaderboard
+
+    def ratio_and_half(numerator, denominator):
+        ratio = numerator.sum() / denominator.sum()
+        residual = numerator - ratio * denominator
+        return ratio, 1.959963984540054 * np.sqrt(deals / (deals - 1) * (residual ** 2).sum()) / denominator.sum()
+
+    for index, label in enumerate(["greedy", "random"]):
+        mine = lineup[outcome["entry_of_seat"]] == index  # (G, n): the seats this agent played
+
+        def per_deal(values, mine=mine):
+            return np.where(mine, values, 0).reshape(deals, -1).sum(axis=1)  # game = deal * 4 + rotation
+
+        figures = report["agents"][label]
+        for key, numerator, denominator in (
+                ("pool_share", per_deal(won), won.reshape(deals, -1).sum(axis=1)),
+                ("two_trick_conversion", per_deal(won & reached_two), per_deal(reached_two)),
+                ("stop_rate", per_deal(stopped), per_deal(faced)),
+                ("friendly_fire_rate", per_deal(outcome["overtakes"]), per_deal(outcome["overtake_chances"]))):
+            ratio, half = ratio_and_half(numerator, denominator)
+            assert figures[key] == pytest.approx(ratio), (label, key)
+            assert figures[f"{key}_ci95"] == pytest.approx(half), (label, key)
+        assert (figures["stops"], figures["threats_faced"]) == (stopped[mine].sum(), faced[mine].sum())
+        assert figures["win_rate"] == pytest.approx(won[mine].sum() / mine.sum())
+    assert 0 < report["agents"]["random"]["friendly_fire_rate"] < 1  # random overtakes at some chances, not all
+
+
+def test_in_partnerships_a_pool_counts_as_won_in_both_partners_seats():
+    """In partnerships the winner of a hand is a team (seats 0 and 2, or 1 and 3): an agent's pools won, pool share
+    and two-trick pools count the hands its seat's team won (its seat on two tricks, for the last), and the share's
+    denominator counts both winning seats of every pool."""
+    deals = 150
+    report, outcome, lineup = greedy_against_random(4, deals, seed=7, partnerships=True)
+    won = outcome["winner"][:, None] == np.array([0, 1, 0, 1])  # the seat's team took the pool
+    reached_two = outcome["tricks"] >= 2
+    for index, label in enumerate(["greedy", "random"]):
+        mine = lineup[outcome["entry_of_seat"]] == index
+        figures = report["agents"][label]
+        assert figures["pools_won"] == (won & mine).sum()
+        assert figures["pool_share"] == pytest.approx((won & mine).sum() / won.sum())
+        assert figures["two_trick_pools"] == (won & reached_two & mine).sum()
+    greedy = lineup[outcome["entry_of_seat"]] == 0
+    assert (won & ~reached_two & greedy).any(), "a pool its partner took while it held fewer than two tricks"
 
 
 def test_jink_attempts_and_successes_are_counted_in_the_seats_of_each_agent():

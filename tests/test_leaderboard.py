@@ -135,6 +135,21 @@ def stand_in_table(i: int, j: int, n: int, pools: int = 120_000) -> dict:
             "overtakes": 0, "overtake_chances": 0, "table_pools": pools - lone}
 
 
+def stand_in_evaluate(played: list, pools: int = 120_000, **changes):
+    """A stand-in for the board's ``evaluate``: the lone seat's figures of :func:`stand_in_table` (with ``changes``)
+    and its table's pools spread over the other seats; each call's agents, size, deals and seed go to ``played``."""
+    def stand_in(agents, num_players, deals, seed, **kwargs):
+        played.append((tuple(agents), num_players, deals, seed))
+        i, j = (STAND_IN_AGENTS.index(name) for name in agents)
+        lone = {**stand_in_table(i, j, num_players, pools), **changes}
+        table_pools = lone.pop("table_pools")  # spread over the table's seats
+        others = [{"pools_won": table_pools // (num_players - 1) + (seat < table_pools % (num_players - 1))}
+                  for seat in range(num_players - 1)]
+        return {"entries": [lone, *others], "table": {"spoil_rate": 0.0}}
+
+    return stand_in
+
+
 def test_each_size_s_figures_and_ratings_come_from_its_own_tables_and_go_to_their_agent(monkeypatch):
     """Stand-in tournaments whose pools follow known Luce ratings, reversed in order from 3 to 4 players: each
     agent and size gets the mean of its own lone seat's figures over the tables of that size (the intervals the
@@ -142,17 +157,7 @@ def test_each_size_s_figures_and_ratings_come_from_its_own_tables_and_go_to_thei
     recovers the truth) with the fit's interval, the ranking goes by rating, and the top-rated agent is the one
     with the best rating averaged over the sizes (greedy: 0.3, against random's -0.3 and spoiler's 0)."""
     played = []
-
-    def stand_in(agents, num_players, deals, seed, **kwargs):
-        played.append((tuple(agents), num_players, deals, seed))
-        i, j = (STAND_IN_AGENTS.index(name) for name in agents)
-        lone = stand_in_table(i, j, num_players)
-        pools = lone.pop("table_pools")  # spread over the table's seats
-        others = [{"pools_won": pools // (num_players - 1) + (seat < pools % (num_players - 1))}
-                  for seat in range(num_players - 1)]
-        return {"entries": [lone, *others], "table": {"spoil_rate": 0.0}}
-
-    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in)
+    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in_evaluate(played))
     board = leaderboard(STAND_IN_AGENTS, players=(3, 4), deals=7, seed=5)
     pairs = [(a, b) for a in STAND_IN_AGENTS for b in STAND_IN_AGENTS if a != b]
     assert sorted(played) == sorted((pair, n, 7, 5) for n in (3, 4) for pair in pairs)
@@ -180,6 +185,16 @@ def test_each_size_s_figures_and_ratings_come_from_its_own_tables_and_go_to_thei
             assert row["threats_faced"] == sum(t["threats_faced"] for t in mine)
             assert row["two_trick_conversion"] == pytest.approx(2 * n / sum(t["two_trick_hands"] for t in mine))
             assert row["friendly_fire_rate"] is None and row["overtake_chances"] == 0
+
+
+def test_a_spoiling_rate_with_chances_but_none_taken_is_zero_not_null(monkeypatch):
+    """A rate whose counts, summed over the agent's tables, have chances but not one taken is 0.0, a figure; null
+    (None) is kept for a rate with no chance at all to show it."""
+    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in_evaluate([], pools=300, stops=0, overtakes=0,
+                                                                         overtake_chances=4))
+    for row in rows_of(leaderboard(STAND_IN_AGENTS, players=(3,), deals=7, seed=5), 3).values():
+        assert row["stop_rate"] == 0.0 and row["threats_faced"] > 0
+        assert row["friendly_fire_rate"] == 0.0 and row["overtake_chances"] == 8
 
 
 def test_the_plot_draws_each_agent_s_ratings_and_intervals_by_table_size(monkeypatch):
@@ -278,6 +293,10 @@ def test_stops_on_a_hand_made_hand():
     faced, stopped = stops(trick_winner, winner, 3)
     assert faced.tolist() == [[False, True, True], [False, True, True], [True, False, True]]
     assert stopped.tolist() == [[False, True, True], [False, False, False], [False, False, False]]
+    # 4 players, a trick each: nobody can reach three, so the hand ends spoiled after four tricks with no threat
+    # (the fifth trick, not played, is nobody's: no seat is on two)
+    faced, stopped = stops(np.array([[0, 1, 2, 3, -1]]), np.array([-1]), 4)
+    assert not faced.any() and not stopped.any()
 
 
 def test_json_and_plot(tmp_path, capsys):

@@ -596,3 +596,33 @@ def test_an_agent_with_random_state_of_its_own_plays_each_block_from_its_own_res
     for report in reports:
         report.pop("seconds")
     assert json.dumps(reports[0], sort_keys=True) == json.dumps(reports[1], sort_keys=True)
+
+
+class Watcher(Agent):
+    """Plays each game's first legal action and records, for every game it is asked about, whether that game has
+    ended (a cheating agent is handed the core: ``act_batch_state``)."""
+
+    name = "watcher"
+    cheats = True
+
+    def __init__(self):
+        super().__init__(0)
+        self.asked_about_ended = []
+
+    def act_batch_state(self, core, games, observations, masks):
+        self.asked_about_ended += core.done[games].tolist()
+        return masks.argmax(axis=1)
+
+
+def test_a_game_that_has_ended_asks_no_agent_for_a_move():
+    """Hands end after three, four or five tricks, so a batch holds finished games beside ones still in play. A
+    finished game waits for the others and asks nobody: a random agent asked about it would spend draws of its block's
+    stream, and every later game of the block would play differently.
+    Mutant killed: finished games' seats still asked for a move (E36)."""
+    rules = Rules(num_players=3)
+    hands, turnups, dealers = make_deals(3, 12, seed=0)
+    watcher = Watcher()
+    out = play_tournament([watcher], np.zeros(3, np.int64), rules, hands, turnups, dealers)
+    played = (out["trick_winner"] >= 0).sum(axis=1)
+    assert played.min() < 5 == played.max()  # games of different lengths in the one batch
+    assert len(watcher.asked_about_ended) > 0 and not any(watcher.asked_about_ended)

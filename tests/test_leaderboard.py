@@ -284,6 +284,34 @@ def test_beating_the_threat_s_own_winning_card_is_no_friendly_fire():
     assert chance.tolist() == [False] and overtook.tolist() == [False]
 
 
+def test_a_threat_who_has_not_yet_played_to_the_trick_gives_no_friendly_fire_chance():
+    """Clubs trump, nobody holds a club or the AH. Seat 1 takes tricks 1 and 2 (a threat, on two) and seat 2 trick
+    3; seat 2 leads the 5H in trick 4 and seat 0 (no trick) may beat it with the KH, before seat 1 has played.
+    Nobody is beating the threat's card yet, since he has none in the trick: no fellow to overtake, no chance.
+    Mutant killed: a threat who has not played to the trick counted as already beaten (P08)."""
+    from spoilfive_env.cards import card_index
+
+    core = played(["2D 5D 7D KH 8D", "KD QD 6D 9D 10D", "3D 4D JD 5H 9H"], 2, "2D KD 3D QD 4D 5D 6D JD 7D 5H")
+    assert int(core.current[0]) == 0 and int(core.leader[0]) == 2 and core.tricks_won[0].tolist() == [0, 2, 1]
+    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    assert chance.tolist() == [False] and overtook.tolist() == [False]
+
+
+@pytest.mark.parametrize("card, overtakes", [("KH", True), ("4H", False)])
+def test_friendly_fire_reads_the_trick_in_playing_order_from_the_leader(card, overtakes):
+    """Clubs trump, nobody holds a club or the AH. Seat 1 takes tricks 1 and 2 (a threat, on two) and seat 0 trick
+    3; in trick 4 seat 0 leads the 9H and seat 1, next in playing order, plays under it with the 5H. Seat 2, third,
+    may overtake his fellow with the KH (a chance, taken) or play the 4H (a chance, not taken): the trick's
+    second card is seat 1's, the threat's, beaten by the first, seat 0's.
+    Mutant killed: the trick's cards read in reversed playing order, the second card taken for seat 2's (P10)."""
+    from spoilfive_env.cards import card_index
+
+    core = played(["2D 5D JD 9H 8D", "KD QD 6D 5H 10D", "3D 4D 7D KH 4H"], 2, "2D KD 3D QD 4D 5D 6D 7D JD 9H 5H")
+    assert int(core.current[0]) == 2 and int(core.leader[0]) == 0 and core.tricks_won[0].tolist() == [1, 2, 0]
+    chance, overtook = overtake_events(core, np.array([card_index(card)]))
+    assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
+
+
 def test_stops_on_a_hand_made_hand():
     # 3 players: seat 0 takes tricks 1 and 2, seat 1 takes 3, seat 2 takes 4 and 5: spoiled.
     trick_winner = np.array([[0, 0, 1, 2, 2],

@@ -17,6 +17,7 @@ from agents import BEST  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
 from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
 from agents.spoiling import overtake_events, stops  # noqa: E402
+from spoilfive_env.cards import card_index  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
 
 DEALS = 200
@@ -233,7 +234,6 @@ def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team()
 
 def played(hands: list[str], dealer: int, plays: str, **rules):
     """One hand-made deal (clubs trump: the 9C turned), dealt by ``dealer`` and played card by card."""
-    from spoilfive_env.cards import card_index
     from spoilfive_env.core import SpoilFiveCore
 
     core = SpoilFiveCore(1, rules=Rules(num_players=len(hands), **rules), deal=False)
@@ -249,8 +249,6 @@ def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the
     """Clubs trump, nobody holds a club or the AH. Team 0 (seats 0, 2) takes tricks 1 and 2, one each:
     no seat is on two, but the team is. In trick 3 seat 3 (team 1) beats the team's 2S and 3S with the QS;
     seat 1, his partner, may overtake with the KS or play the 4S."""
-    from spoilfive_env.cards import card_index
-
     core = played(["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"], 3,
                   "KD 2D 3D 4D 2H 3H KH 4H 2S QS 3S", partnerships=True)
     assert int(core.current[0]) == 1 and core.tricks_won[0].tolist() == [1, 0, 1, 0]
@@ -263,8 +261,6 @@ def test_a_player_on_two_tricks_himself_has_no_friendly_fire_chance():
     last trick seat 1 (a threat) leads the 5H, seat 2 beats it with the 9H, and seat 0 could take the
     trick with the KH. Seat 0 is on two tricks himself: the trick wins him the pool, so it is no overtaking
     of a fellow spoiler, and no chance of one (agents.spoiling: the seat holds fewer than two tricks)."""
-    from spoilfive_env.cards import card_index
-
     core = played(["KD 4D JD 8D KH", "2D QD 6D 10D 5H", "3D 5D 7D 9D 9H"], 2,
                   "KD 2D 3D 4D QD 5D 6D 7D JD 8D 10D 9D 5H 9H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [2, 2, 0]
@@ -276,8 +272,6 @@ def test_beating_the_threat_s_own_winning_card_is_no_friendly_fire():
     """Clubs trump, nobody holds a club or the AH. Seat 1 takes tricks 1 and 3 and, on two, leads the 9H in
     trick 4; seat 2 plays under it with the 5H. Seat 0 (no trick) may beat the threat with the KH: that is
     the stop, not an overtake of a fellow, since nobody was beating the threat yet (no chance of one)."""
-    from spoilfive_env.cards import card_index
-
     core = played(["2D 5D 7D KH 8D", "KD 4D JD 9H 10D", "3D QD 6D 5H 9D"], 2, "2D KD 3D 4D QD 5D 6D 7D JD 9H 5H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [0, 2, 1]
     chance, overtook = overtake_events(core, np.array([card_index("KH")]))
@@ -289,8 +283,6 @@ def test_a_threat_who_has_not_yet_played_to_the_trick_gives_no_friendly_fire_cha
     3; seat 2 leads the 5H in trick 4 and seat 0 (no trick) may beat it with the KH, before seat 1 has played.
     Nobody is beating the threat's card yet, since he has none in the trick: no fellow to overtake, no chance.
     Mutant killed: a threat who has not played to the trick counted as already beaten (P08)."""
-    from spoilfive_env.cards import card_index
-
     core = played(["2D 5D 7D KH 8D", "KD QD 6D 9D 10D", "3D 4D JD 5H 9H"], 2, "2D KD 3D QD 4D 5D 6D JD 7D 5H")
     assert int(core.current[0]) == 0 and int(core.leader[0]) == 2 and core.tricks_won[0].tolist() == [0, 2, 1]
     chance, overtook = overtake_events(core, np.array([card_index("KH")]))
@@ -304,8 +296,6 @@ def test_friendly_fire_reads_the_trick_in_playing_order_from_the_leader(card, ov
     may overtake his fellow with the KH (a chance, taken) or play the 4H (a chance, not taken): the trick's
     second card is seat 1's, the threat's, beaten by the first, seat 0's.
     Mutant killed: the trick's cards read in reversed playing order, the second card taken for seat 2's (P10)."""
-    from spoilfive_env.cards import card_index
-
     core = played(["2D 5D JD 9H 8D", "KD QD 6D 5H 10D", "3D 4D 7D KH 4H"], 2, "2D KD 3D QD 4D 5D 6D 7D JD 9H 5H")
     assert int(core.current[0]) == 2 and int(core.leader[0]) == 0 and core.tricks_won[0].tolist() == [1, 2, 0]
     chance, overtook = overtake_events(core, np.array([card_index(card)]))

@@ -561,3 +561,66 @@ def test_a_gymnasium_env_with_a_search_opponent_pickles():
     action = int(np.flatnonzero(game.unwrapped.action_masks())[0])
     first, second = game.step(action), copy.step(action)
     assert np.array_equal(first[0], second[0]) and first[1:4] == second[1:4]
+
+
+def test_a_forced_move_is_played_without_a_search_and_each_decision_draws_its_own_deals(monkeypatch):
+    """pimc searches only the decisions with a choice (a forced move draws no deal: the later draws stay as they
+    were), and its generator moves on from one call to the next: the same decision asked twice is searched on
+    other deals."""
+    import agents.pimc as pimc
+
+    drawn = []
+    real = pimc.draw_deals
+
+    def spy(observations, per_decision, rng, rules):
+        found = real(observations, per_decision, rng, rules)
+        drawn.append((len(observations), found[2].copy()))
+        return found
+
+    monkeypatch.setattr(pimc, "draw_deals", spy)
+    core = greedy_positions(4, 60, seed=2, steps=10)
+    masks, observations = core.legal_mask(), core.observe()
+    live = ~core.done
+    forced, choice = np.flatnonzero(live & (masks.sum(axis=1) == 1)), np.flatnonzero(live & (masks.sum(axis=1) > 1))
+    assert len(forced) and len(choice)
+    agent = make("pimc")
+    rows = np.concatenate([forced, choice])
+    agent.act_batch(observations[rows], masks[rows])
+    assert sum(size for size, _ in drawn) == len(choice)
+    drawn.clear()
+    for _ in range(2):
+        agent.act_batch(observations[choice[:1]], masks[choice[:1]])
+    assert not np.array_equal(drawn[0][1], drawn[1][1])
+
+
+def test_pimc_given_the_true_deal_plays_the_move_whose_play_out_is_best_for_itself(monkeypatch):
+    """pimc's games put the searcher in seat 0, and it scores each move by that seat's reward: given the true hidden
+    hands as its deals and a greedy rollout (no random draw), its move is one whose greedy play-out gives the player
+    to act the most, as the oracle's is."""
+    import agents.pimc as pimc
+    from agents.pimc import _rule_moves, play_out
+
+    core = greedy_positions(3, 80, seed=7, steps=9)
+    masks, observations = core.legal_mask(), core.observe()
+    games = np.flatnonzero(~core.done & (masks.sum(axis=1) > 1) & (core.current != 0))
+    viewer, held = core.current[games].astype(np.int64), core.holder[games].astype(np.int64)
+    truth = np.where(held >= 0, (held - viewer[:, None]) % 3, -1).astype(np.int8)
+    samples = 2
+
+    def true_deals(info, rng, rules):
+        decision = np.arange(len(info.phase)) // samples
+        return truth[decision], core.discard[games][decision]
+
+    monkeypatch.setattr(pimc, "sample_hidden", true_deals)
+    agent = load_agent(f"pimc:rollout=greedy:samples={samples}", seed=0)
+    agent.bind(core.rules)
+    chosen = agent.act_batch(observations[games], masks[games])
+    game, action = np.nonzero(masks[games])
+    values = play_out(core.subset(games[game]), action, viewer[game], functools.partial(_rule_moves, spoil=False),
+                      np.random.default_rng(0))
+    best = np.full(len(games), -np.inf)
+    np.maximum.at(best, game, values)
+    value_of_chosen = values[action == chosen[game]]
+    assert len(value_of_chosen) == len(games) > 10
+    np.testing.assert_allclose(value_of_chosen, best)
+    assert (best > values.min()).any()

@@ -229,3 +229,14 @@ def test_the_fast_helpers_give_what_their_plain_forms_give():
     expected = np.append(owners, -1)[(place[:, :, None] >= np.cumsum(per_row, axis=1)[:, None, :]).sum(axis=2)]
     split = dealing._split(mask, owners, per_row, np.random.default_rng(9))
     assert np.array_equal(split, np.where(mask, expected, -1))
+
+
+def test_a_seat_by_seat_deal_says_where_a_seat_ran_out_of_cards_it_may_hold():
+    """The seat-by-seat deal marks the rows it could not fill (the sampler deals those again), not a short hand:
+    seat 1 may hold only the QD but needs two cards; with one card to take, it takes the QD."""
+    stuck = problem(3, ["AC", "KC", "QD"], [0, 2, 1], {1: ["AC", "KC"]})
+    fits = problem(3, ["AC", "KC", "QD"], [0, 1, 2], {1: ["AC", "KC"]})
+    ok, filled = determinize._deal_unknown(*(np.stack([a, b]) for a, b in zip(stuck, fits, strict=True)),
+                                           np.random.default_rng(0))
+    assert ok.tolist() == [False, True]
+    assert filled[1, card_index("QD")] == 1 and (filled[1, [card_index("AC"), card_index("KC")]] == 2).all()

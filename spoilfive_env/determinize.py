@@ -352,11 +352,11 @@ def sample_hidden(observations, rng: np.random.Generator, rules: Rules | None = 
         barred = _had_first_turn(info)[open_rows]
         forbidden[open_rows[:, None], seats[None, :], ace[open_rows][:, None]] |= barred
     else:
-        # The play that conceals the ace is judged with it demoted (docs/rules.md), so a seat
-        # that answered a trump lead in trick 1 with a plain card, unannounced, holds no ace of
-        # trumps. Only the current trick is observed: this is known while trick 1 lasts.
-        first = ace_open & (entitled < 0) & (info.trick_number == 0)
-        forbidden[rows[:, None], seats[None, :], ace[:, None]] |= answered_plain & first[:, None]
+        # An unannounced ace of trumps is concealed from its holder's first play on, and a
+        # concealed ace is demoted for the rest of the hand (docs/rules.md): a seat that
+        # answered a trump lead in the trick on the table with a plain card holds none.
+        concealed = ace_open & (entitled < 0)
+        forbidden[rows[:, None], seats[None, :], ace[:, None]] |= answered_plain & concealed[:, None]
 
     held = _per_seat_counts(holders, n)  # (B, n) assigned so far
     slots = HAND_SIZE - played_count - held

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import agents
-from agents import REGISTRY, baselines, load_agent
+from agents import REGISTRY, baselines, load_agent, pimc
 from agents.base import Agent
 from agents.baselines import numpy_core_rule_actions, view_from_core, view_from_observations
+from agents.pimc import MAX_SAMPLES, _rule_moves, play_out
 from spoilfive_env import card_index, env
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
 from spoilfive_env.core import SpoilFiveCore
@@ -166,8 +167,6 @@ def _counts_in_hands(relative_holders, trump, num_players, suits_wanted):
 @pytest.mark.parametrize("knows, suits_wanted", [("trumps", [4]), ("suits", [0, 1, 2, 3, 4])])
 def test_an_oracle_told_the_counts_searches_only_deals_that_hold_them(monkeypatch, knows, suits_wanted):
     """Every deal it searches puts the true count of trumps (or of every suit) in each hidden hand."""
-    import agents.pimc as pimc
-
     searched = []
     real = pimc.games_from_information
 
@@ -229,8 +228,6 @@ def test_search_sizes_are_checked_when_the_agent_is_made(spec, says):
 
 
 def test_the_largest_sample_count_is_allowed():
-    from agents.pimc import MAX_SAMPLES
-
     assert load_agent(f"pimc:samples={MAX_SAMPLES}").samples == MAX_SAMPLES
 
 
@@ -248,8 +245,6 @@ def greedy_positions(num_players, games, seed, steps):
 def test_a_play_out_counts_every_reward_from_its_first_move_on():
     """play_out gives each game's whole reward for its seat from the decision on: the same as stepping the game to
     its end by hand, the reward of the first move included (where it ends the hand: a claim, a third trick)."""
-    from agents.pimc import _rule_moves, play_out
-
     core = greedy_positions(3, 200, seed=5, steps=14)
     core = core.subset(np.flatnonzero(~core.done))
     rows, seats = np.arange(core.batch_size), core.current.astype(np.int64)
@@ -268,8 +263,6 @@ def test_a_play_out_counts_every_reward_from_its_first_move_on():
 
 def test_ties_between_moves_go_to_the_rollout_policys_own_choice(monkeypatch):
     """Where every move plays out to the same value the search plays its rollout policy's move (the spoiler's)."""
-    import agents.pimc as pimc
-
     monkeypatch.setattr(pimc, "play_out", lambda core, first, seats, policy, rng: np.zeros(len(first)))
     core = greedy_positions(4, 60, seed=2, steps=10)
     masks, observations = core.legal_mask(), core.observe()
@@ -282,8 +275,6 @@ def test_ties_between_moves_go_to_the_rollout_policys_own_choice(monkeypatch):
 def test_the_oracle_plays_the_move_whose_play_out_is_best_for_the_player_to_act():
     """The oracle scores each move by the reward of the seat to act (not seat 0): with a greedy rollout (no random
     draw) on the true deal, its move is one whose greedy play-out gives that seat the most."""
-    from agents.pimc import _rule_moves, play_out
-
     core = greedy_positions(3, 80, seed=7, steps=9)
     masks, observations = core.legal_mask(), core.observe()
     games = np.flatnonzero(~core.done & (masks.sum(axis=1) > 1) & (core.current != 0))
@@ -567,8 +558,6 @@ def test_a_forced_move_is_played_without_a_search_and_each_decision_draws_its_ow
     """pimc searches only the decisions with a choice (a forced move draws no deal: the later draws stay as they
     were), and its generator moves on from one call to the next: the same decision asked twice is searched on
     other deals."""
-    import agents.pimc as pimc
-
     drawn = []
     real = pimc.draw_deals
 
@@ -597,9 +586,6 @@ def test_pimc_given_the_true_deal_plays_the_move_whose_play_out_is_best_for_itse
     """pimc's games put the searcher in seat 0, and it scores each move by that seat's reward: given the true hidden
     hands as its deals and a greedy rollout (no random draw), its move is one whose greedy play-out gives the player
     to act the most, as the oracle's is."""
-    import agents.pimc as pimc
-    from agents.pimc import _rule_moves, play_out
-
     core = greedy_positions(3, 80, seed=7, steps=9)
     masks, observations = core.legal_mask(), core.observe()
     games = np.flatnonzero(~core.done & (masks.sum(axis=1) > 1) & (core.current != 0))

@@ -178,6 +178,9 @@ def test_plain_make_runs_episodes_with_masks_and_learner_turns():
             observation, _, terminated, truncated, info = env.step(int(random_legal(rng, mask)))
             assert not truncated
         assert not info["action_mask"].any() and core.phase[0] == PHASE_DONE
+        assert not env.action_masks().any(), "all zero once the episode is over, as info's mask"
+        seat = info["seat"]  # the result on the table is the one the learner's last view shows
+        assert decode_observation(observation)["tricks_won"] == [info["tricks"][(seat + k) % 4] for k in range(4)]
 
 
 def test_a_game_episode_ends_naming_the_seats_with_most_chips():
@@ -245,7 +248,8 @@ def test_penalty_mode_ends_the_episode_with_the_forfeit():
         _, step_reward, terminated, truncated, info = env.step(illegal)
         assert terminated and not truncated and info["penalty"]
         assert step_reward == pytest.approx(expected) and step_reward < 0
-        assert not info["action_mask"].any()
+        assert not info["action_mask"].any() and not env.action_masks().any()
+        assert not {"winner", "tricks", "chips", "pool"} & info.keys(), "a forfeited hand has no result on the table"
         with pytest.raises(ValueError, match="the episode is over: call reset"):
             env.step(0)
         _, info = env.reset()
@@ -387,6 +391,19 @@ def test_vector_env_with_one_game_matches_the_single_env():
     assert ended >= 10  # the hands ended, and the autoreset was compared, many times
 
 
+def test_the_oracle_plays_an_opponent_seat_from_the_engine_s_hidden_state():
+    """A cheating opponent (measurement only) is handed the core and its games, not only observations:
+    its act_batch alone refuses to play."""
+    envs = SpoilFiveVectorEnv(4, num_players=3, opponents=["oracle:samples=1", "random"])
+    _, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(12):
+        _, _, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        ended += terminated.sum()
+    assert ended >= 4
+
+
 # ---------------------------------------------------------------------- vector env
 def test_vector_masks_equal_core_legality_and_autoreset_is_next_step():
     B = 64
@@ -420,6 +437,32 @@ def test_vector_masks_equal_core_legality_and_autoreset_is_next_step():
         assert (inner.core.phase[terminated] == PHASE_DONE).all()
         waiting = terminated | truncated
     assert restarts > B, "enough hands ended to test the autoreset"
+
+
+def test_vector_opponents_move_in_one_batch_whose_rows_only_shrink_within_a_step():
+    """Between the learners' decisions every game's opponents move together, the games restarted by the
+    autoreset with the rest: each round calls the one opponent's act_batch once, on the games still waiting
+    for their learner, so within a step the rows it is given only shrink."""
+    sizes = []
+
+    class RowCounter(Agent):
+        name = "row counter"
+
+        def act_batch(self, observations, masks):
+            sizes.append(len(observations))
+            return np.argmax(masks, axis=1)
+
+    envs = SpoilFiveVectorEnv(32, num_players=3, opponents=RowCounter(seed=0))
+    _, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    restarts = 0
+    for _ in range(30):
+        waiting = infos["action_mask"].all(axis=1)
+        sizes.clear()
+        _, _, terminated, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+        assert sizes == sorted(sizes, reverse=True)
+        restarts += waiting.sum()
+    assert restarts >= 32
 
 
 def vector_run(seed, steps=25, **kwargs):
@@ -648,6 +691,32 @@ def test_a_reset_mask_leaves_the_other_ended_games_to_their_next_step_restart():
     for g in np.flatnonzero(ended):
         view = decode_observation(observations[g])
         assert view["trick_number"] == 0 and len(view["hand"]) == 5 or view["phase"] == "rob"
+
+
+def test_a_reset_mask_leaves_a_penalised_game_waiting_with_an_all_ones_mask():
+    """A game a penalty ended is a finished game until its restart, whatever other games a reset_mask restarts."""
+    envs = SpoilFiveVectorEnv(3, num_players=3, opponents="random", illegal_action="penalty")
+    _, infos = envs.reset(seed=0)
+    actions = first_legal(infos["action_mask"])
+    actions[1] = int(np.flatnonzero(infos["action_mask"][1] == 0)[0])
+    _, _, terminated, _, infos = envs.step(actions)
+    assert terminated[1] and (infos["action_mask"][1] == 1).all()
+    _, infos = envs.reset(options={"reset_mask": np.array([True, False, False])})
+    assert (infos["action_mask"][1] == 1).all() and envs.action_masks()[1].all()
+
+
+def test_the_seats_given_are_copies_that_later_steps_leave_as_they_were():
+    envs = SpoilFiveVectorEnv(8, num_players=4, opponents="random")
+    _, infos = envs.reset(seed=0)
+    given, seats = infos["seat"], envs.seats
+    first = seats.copy()
+    assert given.dtype == seats.dtype == np.int64
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        _, _, _, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+    assert not np.array_equal(envs.seats, first), "restarted games drew other seats"
+    np.testing.assert_array_equal(given, first)
+    np.testing.assert_array_equal(seats, first)
 
 
 @pytest.mark.parametrize("options, message", [

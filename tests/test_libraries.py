@@ -131,6 +131,7 @@ def test_sb3_vec_env_ends_every_finished_hand_at_once_with_its_last_observation(
     rng = np.random.default_rng(1)
     ended = 0
     for _ in range(30):
+        dealers, learners = venv.core.dealer.astype(np.int64), venv.batch.seat.astype(np.int64)
         _, _, dones, infos = venv.step(random_legal(rng, venv.action_masks()))
         core, seats = venv.core, venv.batch.seat
         assert (core.phase != PHASE_DONE).all() and (core.current == seats).all(), "every hand waits for its learner"
@@ -138,6 +139,7 @@ def test_sb3_vec_env_ends_every_finished_hand_at_once_with_its_last_observation(
             ended += 1
             last = decode_observation(infos[game]["terminal_observation"])
             assert last["phase"] == "done" and sum(last["tricks_won"]) >= 3, "the ended hand's last view"
+            assert last["dealer"] == (dealers[game] - learners[game]) % 3, "seen by that game's learning seat"
     assert ended > 16
 
 
@@ -224,8 +226,34 @@ def test_sb3_policy_agent_plays_only_legal_actions_and_self_play_refreshes_the_o
     actions = agent.act_batch(core.observe(), masks)
     assert masks[np.arange(64), actions].all()
     assert np.array_equal(actions, SB3PolicyAgent(model.policy, seed=1).act_batch(core.observe(), masks))
+    frozen = SB3PolicyAgent(model.policy, greedy=True)
+    greedy = frozen.act_batch(core.observe(), masks)
+    torch.manual_seed(0)
+    with torch.no_grad():  # training goes on: the snapshot keeps the policy it was made from
+        for parameter in model.policy.parameters():
+            parameter.normal_(0, 1)
+    assert np.array_equal(frozen.act_batch(core.observe(), masks), greedy)
+    assert not np.array_equal(SB3PolicyAgent(model.policy, greedy=True).act_batch(core.observe(), masks), greedy)
     with pytest.raises(ValueError, match="refresh_steps=0 is not allowed: it must be an integer, 1 or more"):
         SelfPlayCallback(refresh_steps=0)
+
+
+def test_self_play_refreshes_at_the_start_and_every_refresh_steps_each_snapshot_with_its_own_seed():
+    from sb3_contrib import MaskablePPO
+
+    from spoilfive_integrations.sb3 import SelfPlayCallback, SpoilFiveSB3VecEnv
+
+    venv = SpoilFiveSB3VecEnv(num_envs=2, num_players=3, opponents="random", seed=0)
+    callback = SelfPlayCallback(refresh_steps=4, seed=10)
+    callback.init_callback(MaskablePPO("MlpPolicy", venv, n_steps=8, batch_size=16, seed=0))
+    callback.on_training_start({}, {})
+    snapshots = []
+    for _ in range(12):  # the env steps of a learn() call
+        callback.on_step()
+        snapshots.append(callback.snapshots)
+    assert snapshots == [1] * 3 + [2] * 4 + [3] * 4 + [4]
+    [agent] = venv.batch.lineup.agents
+    assert agent.name == "snapshot3" and agent.seed == 10 + 3
 
 
 def test_short_maskable_ppo_run_on_the_batched_vec_env_beats_random():

@@ -741,6 +741,62 @@ def test_the_rollout_s_figures_count_the_spoiled_self_play_hands_and_the_policy_
     assert stats["self_hands"] == 24 and stats["self_spoils"] == sum(spoiled) > 0
 
 
+def test_the_rollout_counts_every_decision_at_its_tables_forced_ones_and_other_seats_included(monkeypatch):
+    """``decisions`` (what --total-decisions budgets) counts every move of every live game, not the policy's rows."""
+    from spoilfive_env.core import PHASE_DONE
+
+    step, moves = SpoilFiveCore.step, []
+
+    def counting(self, actions, *args, **kwargs):
+        moves.append(int((self.phase != PHASE_DONE).sum()))
+        return step(self, actions, *args, **kwargs)
+
+    monkeypatch.setattr(SpoilFiveCore, "step", counting)
+    batch = league_rollout({"random": 1.0}, current_seats=0.0).collect(1)
+    assert batch.decisions == sum(moves) > 2 * len(batch)
+
+
+def test_the_omniscient_critic_s_holders_are_relative_to_the_deciding_seat():
+    """Each row's holder of every card counts seats from the row's own seat: 0 is exactly its own hand."""
+    batch = league_rollout({"self": 1.0}, critic="omniscient").collect(1)
+    holder = batch.holder
+    assert holder is not None and holder.shape == (len(batch), 52) and len(batch) > 50
+    np.testing.assert_array_equal(holder == 0, batch.obs[:, SLICES["hand"]] > 0)
+    n = batch.obs[:, SLICES["table_size"]].argmax(1) + 2
+    assert (holder < n[:, None]).all() and (holder >= -1).all()
+
+
+def test_a_rollout_stopped_half_way_leaves_nothing_behind_for_the_next():
+    """A rollout is a pure function of the weights and (seed, iteration): one dropped by ``stop`` half-way leaves
+    no open trajectory behind, so the next collect links and credits its rows as a fresh one."""
+    rollout = league_rollout({"self": 1.0})
+    first = rollout.collect(1)
+    first = {key: np.array(getattr(first, key)) for key in ("action", "next_row", "reward", "assigned")}
+    polls = iter(range(100))
+
+    class StopAtTheFourthStep:
+        @property
+        def requested(self):
+            return next(polls) >= 3
+
+    assert rollout.collect(2, stop=StopAtTheFourthStep()) is None  # (another iteration: other deals)
+    again = rollout.collect(1)
+    for key, value in first.items():
+        np.testing.assert_array_equal(getattr(again, key), value, err_msg=key)
+
+
+def test_each_table_size_deals_from_its_own_stream():
+    """The cores of the table sizes draw their deals from independent streams: the 3-player games' hands are not
+    the first cards of the same games' decks at 4 players (one shared stream deals them so, every time)."""
+    from spoilfive_integrations.selfplay import rollout_seed
+
+    rollout = league_rollout({"self": 1.0})
+    rollout.tables.start_rollout(rollout_seed(0, 1, 0, 1))
+    three, four = rollout.tables.cores
+    assert (three.num_players, four.num_players) == (3, 4)
+    assert ((three.holder >= 0) & (four.holder < 0)).any(axis=1).all()
+
+
 SHORT_RUN = ("--total-decisions", "2000", "--num-games", "16", "--eval-every", "0", "--final-eval-deals", "0",
              "--no-progress-bar", "--torch-threads", "1")
 """A run of train.py in this process that ends within seconds, with no evaluation."""

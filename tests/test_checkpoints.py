@@ -161,6 +161,21 @@ def test_a_good_checkpoint_still_loads(tmp_path):
     assert all(value.device.type == "cpu" for value in net.state_dict().values())
 
 
+def test_a_checkpoint_from_before_the_encoding_option_loads_as_the_raw_encoding(tmp_path):
+    """A model entry without "encoding" was written before the canonical encoding existed: its network reads the
+    raw observation, and it loads as such with its weights."""
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(16,), encoding="raw")
+    path = tmp_path / "old.pt"
+    save_checkpoint(path, net, {})
+    data = torch.load(path, weights_only=True)
+    del data["model"]["encoding"]
+    torch.save(data, path)
+    loaded, _ = policy.load_checkpoint(path)
+    assert loaded.config == {"hidden": [16], "critic": "local", "encoding": "raw"}
+    assert all(torch.equal(loaded.state_dict()[key], value) for key, value in net.state_dict().items())
+
+
 def test_a_shipped_name_is_found_in_agents_checkpoints_and_anything_with_a_folder_is_a_path(tmp_path):
     """resolve_checkpoint: a bare name such as "ppo" is the shipped agents/checkpoints/ppo.pt; a name with a
     folder in it or ending .pt is a path as given, even where no such file is (then the refusal names that path).

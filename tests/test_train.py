@@ -342,6 +342,25 @@ def test_masked_categorical_only_ever_picks_legal_actions():
     assert (probs[~mask] == 0).all()
 
 
+def test_sampling_draws_each_legal_action_as_often_as_its_probability():
+    """MaskedCategorical.sample and a sampling PolicyAgent (greedy=False) draw, not take the most probable
+    action: over 4000 copies of one decision each legal action comes about as often as its probability."""
+    observations, masks = batch_of_observations(sizes=(4,), seed=5)
+    row = int(np.flatnonzero(masks.sum(axis=1) >= 3)[0])
+    observations, masks = np.repeat(observations[row: row + 1], 4000, 0), np.repeat(masks[row: row + 1], 4000, 0)
+    torch.manual_seed(4)
+    net = PolicyNet(hidden=(16,))
+    with torch.no_grad():
+        net.actor_head.bias.copy_(torch.linspace(-1, 1, 107))  # unequal chances
+    agent = PolicyAgent(net, seed=0, greedy=False)
+    probabilities = np.exp(agent.log_probs(observations[:1], masks[:1])[0].astype(np.float64))
+    dist = MaskedCategorical(net.logits(torch.from_numpy(observations)).detach(), torch.from_numpy(masks))
+    for actions in (agent.act_batch(observations, masks), dist.sample(torch.Generator().manual_seed(1)).numpy()):
+        counts = np.bincount(actions, minlength=107) / len(actions)
+        assert np.all(counts[~masks[0]] == 0)
+        assert np.abs(counts - probabilities).max() < 0.03, (counts[masks[0]], probabilities[masks[0]])
+
+
 @pytest.mark.parametrize("greedy", [True, False])
 def test_policy_agent_plays_whole_hands_legally_at_every_table_size(greedy):
     torch.manual_seed(1)
@@ -494,6 +513,8 @@ def test_canonical_encoding_puts_each_card_in_its_trump_frame():
     # The layer on the plain observation equals a Linear on the explicitly encoded one.
     observations, _ = batch_of_observations(seed=2)
     obs = torch.from_numpy(observations)
+    core = SpoilFiveCore(64, rules=Rules(num_players=4), seed=6)  # the frame is the hand's own trump
+    assert np.array_equal(trump_of(torch.from_numpy(core.observe())).numpy(), core.trump) and len(set(core.trump)) == 4
     net = PolicyNet(hidden=(24,), encoding="canonical")
     layer = net.actor_first
     padded = torch.cat([obs, torch.zeros(len(obs), 1)], 1)
@@ -528,6 +549,37 @@ def test_canonical_plain_suits_and_void_flags_follow_the_trump_in_club_diamond_h
             at = gather.index(flags + 4)
             assert gather[at: at + 4] == [flags + 4, *(flags + s for s in plain)]
             assert flags + trump not in gather
+
+
+@pytest.mark.parametrize("critic", ["local", "omniscient"])
+def test_actor_and_critic_read_the_observation_and_every_hand_in_the_trump_s_frame(critic):
+    """The actor's logits and the critic's value equal their layers on the explicitly encoded observation
+    (CANONICAL_GATHER of each row's trump) and, for the omniscient critic, on each card's holder moved to its
+    canonical slot of that trump (CANONICAL_SLOTS; the empty slots held by nobody)."""
+    from agents.policy import all_hands
+
+    torch.manual_seed(5)
+    net = PolicyNet(hidden=(24, 8), critic=critic)
+    observations, _ = batch_of_observations(seed=4)
+    obs = torch.from_numpy(observations)
+    trumps = trump_of(obs)
+    assert len(set(trumps.tolist())) == 4
+    encoded = torch.cat([obs, torch.zeros(len(obs), 1)], 1).gather(1, torch.from_numpy(CANONICAL_GATHER)[trumps])
+    holder = torch.randint(-1, 4, (len(obs), 52), dtype=torch.int8)
+    slots = torch.from_numpy(CANONICAL_SLOTS)[trumps]
+    canonical = torch.full((len(obs), 53), -1, dtype=torch.long).scatter_(1, slots, holder.long())
+    with torch.no_grad():
+        logits = net.actor_head(net.actor_body(net.actor_first.linear(encoded)))
+        first = net.critic_first.linear(encoded)
+        if critic == "omniscient":
+            first = first + net.critic_hands(all_hands(canonical, first.dtype))
+        value = net.critic_head(net.critic_body(first))[:, 0]
+        held = holder if critic == "omniscient" else None
+        assert torch.allclose(net.logits(obs), logits, atol=1e-5)
+        assert torch.allclose(net.value(obs, held), value, atol=1e-5)
+        dist, evaluated = net.evaluate(obs, torch.ones(len(obs), 107, dtype=torch.bool), held)
+        assert torch.allclose(evaluated, value, atol=1e-5)
+        assert torch.allclose(dist.log_probs, torch.log_softmax(logits, 1), atol=1e-5)
 
 
 def test_omniscient_critic_reads_every_hand():
@@ -1011,15 +1063,24 @@ PPO_RUN = ("--num-games", "32", "--min-players", "3", "--max-players", "4", "--h
            "--ent-coef", "0.05", "--vf-coef", "0.7", "--learning-rate", "0.01", "--no-anneal-lr")
 
 
-def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(tmp_path, monkeypatch):
-    """One iteration, one minibatch of every row (in row order), two epochs: at each step the gradient
-    train.py takes is that of the loss written out here by hand from the rollout's rows. GAE along
-    each seat's rows with --gamma/--gae-lambda; advantages normalised; the clipped surrogate (the second
-    epoch's ratios leave [1 - 0.01, 1 + 0.01]); minus --ent-coef times the entropy over the legal
-    actions; plus --vf-coef times half the squared error to the returns (advantage plus value)."""
+PPO_CASES = {"textbook": (), "clipped value loss": ("--clip-vloss",), "raw advantages": ("--no-norm-adv",),
+             "two minibatches": ("--minibatch-size", "170")}
+
+
+@pytest.mark.parametrize("case", PPO_CASES)
+def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(case, tmp_path, monkeypatch):
+    """One iteration, minibatches of consecutive rows (in row order), two epochs: at each step the gradient
+    train.py takes is that of the loss written out here by hand from the rollout's rows and the network's own
+    values before the update. GAE along each seat's rows with --gamma/--gae-lambda; advantages normalised within
+    each minibatch (not with --no-norm-adv); the clipped surrogate (the second epoch's ratios leave
+    [1 - 0.01, 1 + 0.01]); minus --ent-coef times the entropy over the legal actions; plus --vf-coef times half the
+    squared error to the returns (advantage plus value), with --clip-vloss the larger of that and the error of
+    the value clipped to within 0.01 of the old one. The gradient is then clipped to --max-grad-norm, and the
+    iteration's row of progress.csv logs the last step's losses."""
     from spoilfive_integrations.selfplay import SelfPlayRollout
 
     train = load_train_module()
+    options = PPO_CASES[case]
     seen = {}
     collect, evaluate, seat_gae = SelfPlayRollout.collect, PolicyNet.evaluate, train.seat_gae
     clip_grad_norm = torch.nn.utils.clip_grad_norm_
@@ -1036,13 +1097,17 @@ def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(tmp_path, monkey
         seen["values"] = np.array(values, np.float64)
         return seat_gae(values, *args)
 
-    steps = []
+    steps, logged = [], []
 
-    def check_gradient(parameters, *args, **kwargs):
+    def check_gradient(parameters, max_norm, *args, **kwargs):
         parameters = list(parameters)
         batch, net = seen["batch"], seen["net"]
+        if not steps:  # before the first step: the values of the network that played the rollout
+            with torch.no_grad():
+                seen["own_values"] = net.value(batch.obs_tensor(torch.device("cpu"))).double().numpy()
+            assert np.allclose(seen["own_values"], seen["values"], atol=1e-5)
         # advantages by hand: rows in reverse order, every successor being a later row
-        values, next_row, reward = seen["values"], batch.next_row, batch.reward.astype(np.float64)
+        values, next_row, reward = seen["own_values"], batch.next_row, batch.reward.astype(np.float64)
         adv = np.zeros(len(values))
         for row in range(len(values) - 1, -1, -1):
             following = next_row[row]
@@ -1050,32 +1115,128 @@ def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(tmp_path, monkey
                 adv[row] = reward[row] - values[row]
             else:
                 adv[row] = (reward[row] + 0.9 * values[following] - values[row]) + 0.9 * 0.8 * adv[following]
-        returns = torch.tensor(adv + values, dtype=torch.float32)
-        norm = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8)
-        norm = torch.tensor(norm, dtype=torch.float32)
+        seen["advantages"] = adv.copy()
+        size = len(seen["inputs"][0])  # this minibatch: the rows that follow the last one's (row order)
+        start = sum(step[-1] for step in steps) % len(values)
+        rows = slice(start, start + size)
+        adv, old_values = adv[rows], torch.tensor(values[rows], dtype=torch.float32)
+        returns = torch.tensor(adv, dtype=torch.float32) + old_values
+        if "--no-norm-adv" not in options:
+            adv = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8)
+        adv = torch.tensor(adv, dtype=torch.float32)
         dist, new_value = evaluate(net, *seen["inputs"])
         log_probs = dist.log_probs
         mask = seen["inputs"][1]
-        new_logp = log_probs.gather(1, torch.from_numpy(batch.action).long()[:, None])[:, 0]
-        ratio = torch.exp(new_logp - torch.from_numpy(batch.logp))
-        surrogate = torch.minimum(norm * ratio, norm * ratio.clamp(0.99, 1.01))
+        new_logp = log_probs.gather(1, torch.from_numpy(batch.action[rows]).long()[:, None])[:, 0]
+        logratio = new_logp - torch.from_numpy(batch.logp[rows])
+        ratio = torch.exp(logratio)
+        surrogate = torch.minimum(adv * ratio, adv * ratio.clamp(0.99, 1.01))
         entropy = -torch.where(mask, log_probs.exp() * log_probs, torch.zeros_like(log_probs)).sum(1)
-        loss = -surrogate.mean() - 0.05 * entropy.mean() + 0.7 * 0.5 * ((new_value - returns) ** 2).mean()
+        value_error = (new_value - returns) ** 2
+        if "--clip-vloss" in options:
+            clipped = old_values + (new_value - old_values).clamp(-0.01, 0.01)
+            value_error = torch.maximum(value_error, (clipped - returns) ** 2)
+        loss = -surrogate.mean() - 0.05 * entropy.mean() + 0.7 * 0.5 * value_error.mean()
         expected = torch.autograd.grad(loss, parameters, allow_unused=True)
         matches = [torch.allclose(got, torch.zeros_like(got) if want is None else want, rtol=1e-3, atol=1e-6)
                    for got, want in zip((p.grad for p in parameters), expected, strict=True)]
-        steps.append((all(matches), float(((ratio - 1).abs() > 0.01).float().mean())))  # checked once main is done
-        return clip_grad_norm(parameters, *args, **kwargs)
+        clip_fraction = float(((ratio - 1).abs() > 0.01).float().mean())
+        logged.append({"policy_loss": -surrogate.mean().item(), "value_loss": 0.5 * value_error.mean().item(),
+                       "entropy": entropy.mean().item(), "approx_kl": ((ratio - 1) - logratio).mean().item()})
+        norm_before = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(want) for want in expected
+                                                            if want is not None]))
+        result = clip_grad_norm(parameters, max_norm, *args, **kwargs)
+        norm_after = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters
+                                                           if p.grad is not None]))
+        clipped_to = min(float(norm_before), 0.5)  # --max-grad-norm's default
+        steps.append((all(matches), clip_fraction, abs(float(norm_after) - clipped_to) < 1e-3 * clipped_to,
+                      size))  # checked once main is done
+        return result
 
     monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
     monkeypatch.setattr(PolicyNet, "evaluate", spy_evaluate)
     monkeypatch.setattr(train, "seat_gae", spy_gae)
     monkeypatch.setattr(torch, "randperm", lambda n, **kwargs: torch.arange(n))  # the rows in their order
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", check_gradient)
-    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "ppo", *PPO_RUN])
-    assert summary["progress"]["iteration"] == 1 and len(steps) == 2
-    assert [same for same, _ in steps] == [True, True]  # each step's gradient is the textbook loss's
-    assert steps[0][1] == 0 and 0.05 < steps[1][1] < 0.95  # the second epoch's clipping binds on some rows, not all
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "ppo", *PPO_RUN, *options])
+    parts = 2 if case == "two minibatches" else 1
+    assert summary["progress"]["iteration"] == 1 and len(steps) == 2 * parts
+    assert [same for same, *_ in steps] == [True] * 2 * parts  # each step's gradient is the textbook loss's
+    assert [clipped for _, _, clipped, _ in steps] == [True] * 2 * parts  # then clipped to --max-grad-norm
+    assert steps[0][1] == 0 and 0.05 < steps[-1][1] < 0.95  # the last epoch's clipping binds on some rows, not all
+    row = progress_rows(tmp_path / "ppo")[0]
+    for name, value in logged[-1].items():  # the last step's
+        assert float(row[name]) == pytest.approx(value, rel=1e-3, abs=1e-6), name
+    assert float(row["clipfrac"]) == pytest.approx(np.mean([fraction for _, fraction, *_ in steps]))
+    returns = seen["advantages"] + seen["own_values"]
+    assert float(row["explained_variance"]) == pytest.approx(1 - np.var(seen["advantages"]) / np.var(returns), rel=1e-3)
+
+
+@pytest.mark.parametrize(("target_kl", "steps"), [("1e-12", 2), ("1e9", 6)])
+def test_target_kl_stops_the_epochs_once_the_approximate_kl_passes_it(target_kl, steps, tmp_path, monkeypatch):
+    """Two minibatches, three epochs: past a tiny --target-kl (the first epoch's second minibatch already moved)
+    the update stops after its first epoch; below a huge one it takes all six steps."""
+    train = load_train_module()
+    taken, clip_grad_norm = [], torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *args: taken.append(1) or clip_grad_norm(*args))
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "kl", *PPO_RUN, "--minibatch-size", "170",
+                "--update-epochs", "3", "--target-kl", target_kl])
+    assert len(taken) == steps
+
+
+@pytest.mark.parametrize("time_limit", [None, 0.85])
+def test_the_learning_rate_anneals_linearly_over_the_decisions_or_the_minutes_to_a_floor(time_limit, tmp_path,
+                                                                                        monkeypatch):
+    """Each iteration's learning rate is --learning-rate times what is left of the run before it: of
+    --total-decisions, or with --time-limit of this session's minutes if less, never under 5%. A clock that moves
+    25 seconds an iteration: under --time-limit 0.85 (51 s) the third iteration has 1 s of 51 left (the floor)."""
+    import time
+
+    train = load_train_module()
+    now, seat_gae = [time.time()], train.seat_gae
+
+    def an_iteration(*args):  # once an iteration, after its learning rate is set
+        now[0] += 25.0
+        return seat_gae(*args)
+
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    monkeypatch.setattr(train, "seat_gae", an_iteration)
+    limit = ("--time-limit", str(time_limit)) if time_limit else ()
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "lr", *PPO_RUN, "--anneal-lr", "--total-decisions", "1500",
+                *limit])
+    rows = progress_rows(tmp_path / "lr")
+    assert len(rows) == 3
+    before = 0
+    for iteration, row in enumerate(rows):
+        left = 1 - before / 1500
+        if time_limit:
+            left = min(left, 1 - 25 * iteration / (60 * time_limit))
+        assert float(row["learning_rate"]) == pytest.approx(0.01 * max(left, 0.05)), iteration
+        before = int(row["decisions"])
+    assert (float(rows[-1]["learning_rate"]) == pytest.approx(0.0005)) == bool(time_limit)
+
+
+def test_the_snapshot_tables_play_the_drawn_snapshot_not_the_current_weights(tmp_path, monkeypatch):
+    """Every iteration's rollout gets the weights of the snapshot file it drew (here the only one, the first
+    iteration's), not the network being trained, which has moved on by the second iteration."""
+    from spoilfive_integrations.selfplay import SelfPlayRollout
+
+    train = load_train_module()
+    given, collect = [], SelfPlayRollout.collect
+
+    def spy_collect(self, iteration, snapshot=None, **kwargs):
+        given.append({key: value.clone() for key, value in snapshot.items()})
+        return collect(self, iteration, snapshot=snapshot, **kwargs)
+
+    monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "snap", *PPO_RUN, "--total-decisions", "1200"])
+    snapshots = sorted((tmp_path / "snap" / "snapshots").glob("*.pt"))
+    assert [path.name for path in snapshots] == ["iter_000000.pt"] and len(given) >= 2
+    first = torch.load(snapshots[0], weights_only=True)["state_dict"]
+    current = load_checkpoint(tmp_path / "snap" / "agent.pt")[0].state_dict()
+    assert not all(torch.equal(current[key], value) for key, value in first.items())  # training moved on
+    for snapshot in given:
+        assert snapshot.keys() == first.keys() and all(torch.equal(snapshot[key], first[key]) for key in first)
 
 
 def test_each_iterations_update_shuffles_its_minibatches_by_its_own_seed(tmp_path, monkeypatch):

@@ -49,6 +49,8 @@ import pytest
 
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, NUM_ACTIONS, ROB_FIRST
 from spoilfive_env.cards import NUM_CARDS, NUM_RANKS, card_index, card_str
+from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,6 +122,21 @@ def play_cards(game, *moves: str) -> None:
     """Step an AEC env through ``moves``, each in :func:`parse_action`'s words."""
     for move in moves:
         game.step(parse_action(move))
+
+
+def dealt_core(hands: list[str], turnup: str, dealer: int, **rules) -> SpoilFiveCore:
+    """One game of the core dealt by hand: one string of five cards a seat, the turn-up, the dealer; ``rules``:
+    options of the table."""
+    core = SpoilFiveCore(1, rules=Rules(num_players=len(hands), **rules), deal=False)
+    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
+               turnups=np.array([card_index(turnup)]), dealers=np.array([dealer]))
+    return core
+
+
+def play_core(core: SpoilFiveCore, *moves: str) -> None:
+    """Step a one-game core through ``moves``, each in :func:`parse_action`'s words."""
+    for move in moves:
+        core.step(np.array([parse_action(move)]))
 
 
 def fixed_deal() -> dict:

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import dealt_core, play_core
 
 from agents.base import sample_legal
 from spoilfive_env.actions import DECLINE_ROB, ROB_FIRST
@@ -186,16 +187,12 @@ def test_game_mode_observations_round_trip():
 
 def test_a_seat_that_reneged_in_trick_1_unannounced_holds_no_concealed_ace():
     """conceal_ace_penalty: the concealing play is judged with the ace demoted (docs/rules.md)."""
-    rules = Rules(num_players=4, conceal_ace_penalty=True)
-    core = SpoilFiveCore(1, rules=rules, seed=0, deal=False)
-    hands = [["2H", "KC", "3D", "4D", "6D"], ["QC", "2S", "3S", "4S", "6S"],
-             ["JC", "8D", "9D", "10D", "5S"], ["AH", "10C", "7S", "8S", "9S"]]
-    core.reset(hands=[[[card_index(c) for c in hand] for hand in hands]], turnups=[card_index("7H")], dealers=[3])
-    core.step(np.array([card_index("2H")]))  # a trump lead
-    core.step(np.array([card_index("QC")]))  # seat 1 answers with a plain card, unannounced
+    core = dealt_core(["2H KC 3D 4D 6D", "QC 2S 3S 4S 6S", "JC 8D 9D 10D 5S", "AH 10C 7S 8S 9S"], "7H", dealer=3,
+                      conceal_ace_penalty=True)
+    play_core(core, "2H", "QC")  # a trump lead; seat 1 answers with a plain card, unannounced
     assert core.current[0] == 2
     observations = np.repeat(core.observe(), 400, axis=0)
-    holders, _ = sample_hidden(observations, np.random.default_rng(0), rules)
+    holders, _ = sample_hidden(observations, np.random.default_rng(0), core.rules)
     ace_at = holders[:, card_index("AH")]  # seats relative to seat 2: seat 1 is 3
     assert not (ace_at == 3).any(), "seat 1 could not have concealed the ace and played QC"
     assert (ace_at == 1).any() and (ace_at == 2).any()  # seat 3 (not yet played) and the leader may
@@ -245,12 +242,8 @@ def test_a_plain_card_on_a_trump_lead_leaves_only_the_privileged_trumps_that_may
     the other nine trumps), so he holds one of the three in 1 - C(32, 4) / C(35, 4) = 0.313 of the samples."""
     from spoilfive_env.cards import PRIVILEGED, STRENGTH, TRUMP
 
-    hands = [["2S", "7C", "8C", "9C", "10C"], ["5S", "KC", "QD", "3H", "4H"], ["6D", "7D", "8D", "9D", "10D"]]
-    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand] for hand in hands]]),
-               turnups=np.array([card_index("9S")]), dealers=np.array([2]))
-    core.step(np.array([card_index("2S")]))
-    core.step(np.array([card_index("KC")]))
+    core = dealt_core(["2S 7C 8C 9C 10C", "5S KC QD 3H 4H", "6D 7D 8D 9D 10D"], "9S", dealer=2)
+    play_core(core, "2S", "KC")
     assert core.legal_mask()[0, card_index("6D")] and int(core.current[0]) == 2
     holders, _ = sample_hidden(np.repeat(core.observe(), 2000, axis=0), np.random.default_rng(0))
     spades = 3
@@ -426,12 +419,8 @@ def test_the_ace_of_hearts_on_a_trump_lead_follows_suit_and_bars_no_other_trump(
     he followed suit, so nothing bars his other trumps. His four cards are uniform among the 43 unseen ones but the
     AC (nobody announced it), so he holds one of the eight trumps he may not hold back (3C, 4C, 6C, 7C, 8C, 10C, QC,
     KC) in 1 - C(35, 4) / C(43, 4) = 0.576 of the samples (none if the AH were read as a plain card)."""
-    hands = [["2C", "KH", "3D", "4D", "QD"], ["AH", "2S", "3S", "4S", "6S"], ["6D", "7D", "8D", "10D", "5S"]]
-    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand] for hand in hands]]),
-               turnups=np.array([card_index("9C")]), dealers=np.array([2]))
-    core.step(np.array([card_index("2C")]))
-    core.step(np.array([card_index("AH")]))
+    core = dealt_core(["2C KH 3D 4D QD", "AH 2S 3S 4S 6S", "6D 7D 8D 10D 5S"], "9C", dealer=2)
+    play_core(core, "2C", "AH")
     assert int(core.current[0]) == 2
     holders, _ = sample_hidden(np.repeat(core.observe(), 2000, axis=0), np.random.default_rng(0))
     seat_1 = 2  # two places to the left of the viewer, seat 2
@@ -454,15 +443,11 @@ def test_a_seat_that_answers_a_later_trump_lead_with_a_plain_card_holds_no_conce
     """conceal_ace_penalty, hearts trump, the AH in nobody's hand (the stock). Nobody announced the ace, so a seat that
     held it past trick 1 concealed it, and a concealed AH loses its privilege for the rest of the hand (docs/rules.md):
     seat 1, who answers the 2H lead of trick 2 with the 2S, holds no AH. The other seats may hold it."""
-    rules = Rules(num_players=4, conceal_ace_penalty=True)
-    core = SpoilFiveCore(1, rules=rules, seed=0, deal=False)
-    hands = [["2H", "KC", "3D", "4D", "6D"], ["QC", "2S", "3S", "4S", "6S"],
-             ["JC", "8D", "9D", "10D", "5S"], ["3H", "10C", "7S", "8S", "9S"]]
-    core.reset(hands=[[[card_index(c) for c in hand] for hand in hands]], turnups=[card_index("7H")], dealers=[3])
-    for card in ("KC", "QC", "JC", "10C", "2H", "2S"):  # trick 1 to seat 0, who leads a trump; seat 1 plays a spade
-        core.step(np.array([card_index(card)]))
+    core = dealt_core(["2H KC 3D 4D 6D", "QC 2S 3S 4S 6S", "JC 8D 9D 10D 5S", "3H 10C 7S 8S 9S"], "7H", dealer=3,
+                      conceal_ace_penalty=True)
+    play_core(core, "KC", "QC", "JC", "10C", "2H", "2S")  # trick 1 to seat 0, who leads a trump; seat 1 plays a spade
     assert int(core.trick_number[0]) == 1 and int(core.current[0]) == 2
-    holders, _ = sample_hidden(np.repeat(core.observe(), 400, axis=0), np.random.default_rng(0), rules)
+    holders, _ = sample_hidden(np.repeat(core.observe(), 400, axis=0), np.random.default_rng(0), core.rules)
     ace_at = holders[:, card_index("AH")]  # seats relative to seat 2: seat 1 is 3
     assert not (ace_at == 3).any(), "seat 1 could not have held back a concealed AH from the 2H"
     assert (ace_at == 1).any() and (ace_at == 2).any()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import Deal, ScriptedHand, make_env, random_legal
+from conftest import Deal, ScriptedHand, dealt_core, make_env, play_core, random_legal
 
 from spoilfive_env.actions import DECLINE_ROB
 from spoilfive_env.cards import TRUMP, card_index
@@ -231,26 +231,14 @@ def test_the_dealers_rob_of_a_turned_up_ace_cannot_be_concealed():
 # on the table ...)". These check the proof is made when every such trump is accounted for.
 
 
-def dealt_core(hands: list[str], turnup: str, dealer: int) -> SpoilFiveCore:
-    core = SpoilFiveCore(1, rules=Rules(num_players=len(hands)), deal=False)
-    core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
-               turnups=np.array([card_index(turnup)]), dealers=np.array([dealer]))
-    return core
-
-
-def play(core: SpoilFiveCore, *cards: str) -> None:
-    for card in cards:
-        core.step(np.array([card_index(card)]))
-
-
 def test_a_privileged_trump_already_played_cannot_be_held_back():
     """Spades trump (KS turned, AS undealt). Seat 1 trumps trick 1 with the 5S, then leads the
     JS: the only trump above the JS is the 5S, already played, so seat 2's plain card proves he
     holds no trump. Mutant killed: played cards still counted as possibly held back.
     """
     core = dealt_core(["2C 6D 7D 8D 9D", "5S JS 2H 3H 4H", "3C 4C 6C 7C 8C"], "KS", dealer=2)
-    play(core, "2C", "5S", "3C")  # seat 1 wins with the 5S
-    play(core, "JS", "4C")
+    play_core(core, "2C", "5S", "3C")  # seat 1 wins with the 5S
+    play_core(core, "JS", "4C")
     assert core.void[0, 2, TRUMP]
     assert decode_observation(core.observe(0)[0])["voids"][2] == ["trumps"]
 
@@ -261,7 +249,7 @@ def test_the_turn_up_left_on_the_table_cannot_be_held_back():
     a trump void. Mutant killed: the turn-up on the table counted as possibly held back.
     """
     core = dealt_core(["JS 6D 7D 8D 9D", "2C 3C 2H 3H 4H", "4C 6C 7C 8C 10C"], "5S", dealer=2)
-    play(core, "JS", "2H")
+    play_core(core, "JS", "2H")
     assert core.void[0, 1, TRUMP]
     assert decode_observation(core.observe(0)[0])["voids"][1] == ["trumps"]
 
@@ -279,7 +267,7 @@ def test_a_declined_rob_is_shown_to_every_seat():
     Mutant killed: a decline not recorded (``declined_by`` left at -1), so no seat learns it.
     """
     core = dealt_core(["2C 6D 7D 8D 9D", "AS 2H 3H 4H 6H", "3C 4C 6C 7C 8C", "10C JC QC 2D 3D"], "KS", dealer=3)
-    play(core, "2C")
+    play_core(core, "2C")
     core.step(np.array([DECLINE_ROB]))
     for viewer in range(4):
         view = decode_observation(core.observe(viewer)[0])

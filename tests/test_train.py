@@ -1063,6 +1063,13 @@ PPO_RUN = ("--num-games", "32", "--min-players", "3", "--max-players", "4", "--h
            "--ent-coef", "0.05", "--vf-coef", "0.7", "--learning-rate", "0.01", "--no-anneal-lr")
 
 
+def total_norm(gradients) -> float:
+    """The 2-norm of all the gradients together (None for a parameter the loss does not reach), as clip_grad_norm_
+    measures it."""
+    return float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in gradients
+                                                       if g is not None])))
+
+
 PPO_CASES = {"textbook": (), "clipped value loss": ("--clip-vloss",), "raw advantages": ("--no-norm-adv",),
              "two minibatches": ("--minibatch-size", "170")}
 
@@ -1117,7 +1124,7 @@ def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(case, tmp_path, 
                 adv[row] = (reward[row] + 0.9 * values[following] - values[row]) + 0.9 * 0.8 * adv[following]
         seen["advantages"] = adv.copy()
         size = len(seen["inputs"][0])  # this minibatch: the rows that follow the last one's (row order)
-        start = sum(step[-1] for step in steps) % len(values)
+        start = sum(step["rows"] for step in steps) % len(values)
         rows = slice(start, start + size)
         adv, old_values = adv[rows], torch.tensor(values[rows], dtype=torch.float32)
         returns = torch.tensor(adv, dtype=torch.float32) + old_values
@@ -1143,14 +1150,12 @@ def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(case, tmp_path, 
         clip_fraction = float(((ratio - 1).abs() > 0.01).float().mean())
         logged.append({"policy_loss": -surrogate.mean().item(), "value_loss": 0.5 * value_error.mean().item(),
                        "entropy": entropy.mean().item(), "approx_kl": ((ratio - 1) - logratio).mean().item()})
-        norm_before = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(want) for want in expected
-                                                            if want is not None]))
+        norm_before = total_norm(expected)
         result = clip_grad_norm(parameters, max_norm, *args, **kwargs)
-        norm_after = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters
-                                                           if p.grad is not None]))
-        clipped_to = min(float(norm_before), 0.5)  # --max-grad-norm's default
-        steps.append((all(matches), clip_fraction, abs(float(norm_after) - clipped_to) < 1e-3 * clipped_to,
-                      size))  # checked once main is done
+        norm_after = total_norm(p.grad for p in parameters)
+        clipped_to = min(norm_before, 0.5)  # --max-grad-norm's default
+        steps.append({"matches": all(matches), "clip_fraction": clip_fraction, "rows": size,  # checked after main
+                      "clipped": abs(norm_after - clipped_to) < 1e-3 * clipped_to})
         return result
 
     monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
@@ -1161,13 +1166,14 @@ def test_each_ppo_gradient_is_that_of_the_textbook_clipped_loss(case, tmp_path, 
     summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "ppo", *PPO_RUN, *options])
     parts = 2 if case == "two minibatches" else 1
     assert summary["progress"]["iteration"] == 1 and len(steps) == 2 * parts
-    assert [same for same, *_ in steps] == [True] * 2 * parts  # each step's gradient is the textbook loss's
-    assert [clipped for _, _, clipped, _ in steps] == [True] * 2 * parts  # then clipped to --max-grad-norm
-    assert steps[0][1] == 0 and 0.05 < steps[-1][1] < 0.95  # the last epoch's clipping binds on some rows, not all
+    assert [step["matches"] for step in steps] == [True] * 2 * parts  # each step's gradient is the textbook loss's
+    assert [step["clipped"] for step in steps] == [True] * 2 * parts  # then clipped to --max-grad-norm
+    # the last epoch's clipping binds on some rows, not all
+    assert steps[0]["clip_fraction"] == 0 and 0.05 < steps[-1]["clip_fraction"] < 0.95
     row = progress_rows(tmp_path / "ppo")[0]
     for name, value in logged[-1].items():  # the last step's
         assert float(row[name]) == pytest.approx(value, rel=1e-3, abs=1e-6), name
-    assert float(row["clipfrac"]) == pytest.approx(np.mean([fraction for _, fraction, *_ in steps]))
+    assert float(row["clipfrac"]) == pytest.approx(np.mean([step["clip_fraction"] for step in steps]))
     returns = seen["advantages"] + seen["own_values"]
     assert float(row["explained_variance"]) == pytest.approx(1 - np.var(seen["advantages"]) / np.var(returns), rel=1e-3)
 

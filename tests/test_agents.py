@@ -5,18 +5,22 @@ from __future__ import annotations
 import functools
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import dealt_core, play_core
 
 import agents
 from agents import REGISTRY, baselines, load_agent, pimc
-from agents.base import Agent
+from agents.base import Agent, distinct_entries
 from agents.baselines import numpy_core_rule_actions, view_from_core, view_from_observations
 from agents.pimc import MAX_SAMPLES, _rule_moves, play_out
 from spoilfive_env import card_index, env
 from spoilfive_env.actions import CLAIM, DECLINE_ROB, JINK, ROB_FIRST
+from spoilfive_env.cards import CLUBS, HEARTS, STRENGTH
 from spoilfive_env.core import SpoilFiveCore
+from spoilfive_env.observation import SLICES
 from spoilfive_env.rules import Rules
 
 FAST = {"pimc": "pimc:samples=2", "oracle": "oracle"}
@@ -610,3 +614,79 @@ def test_pimc_given_the_true_deal_plays_the_move_whose_play_out_is_best_for_itse
     assert len(value_of_chosen) == len(games) > 10
     np.testing.assert_allclose(value_of_chosen, best)
     assert (best > values.min()).any()
+
+
+def test_a_greedy_player_ranks_his_own_concealed_ace_below_every_other_trump():
+    """conceal_ace_penalty, two players, diamonds trump. Seat 0 holds the AD and plays the KS to the first trick
+    without announcing it, and takes the trick: his ace now ranks below every other trump (docs/rules.md), below
+    the 2D too. With one trick and four cards he can still take three, so greedy leads his strongest card: the 2D,
+    not the concealed ace (which his observation flags; the view must demote it, as the engine does)."""
+    hands = [["AD", "2D", "KS", "3C", "4C"], ["3S", "5S", "6S", "7S", "8S"]]
+    game = env(num_players=2, conceal_ace_penalty=True)
+    game.reset(options={"dealer": 1, "hands": hands, "turnup": "9D"})
+    game.step(card_index("KS"))
+    game.step(card_index("3S"))
+    observation = game.observe(game.agent_selection)
+    assert game.agent_selection == "player_0" and observation["observation"][SLICES["own_concealed"]][0] == 1
+    assert decide("greedy", hands, "9D", ["KS", "3S"], dealer=1, conceal_ace_penalty=True) == card_index("2D")
+    # Without the variant the same ace ranks fourth of the trumps and is his strongest card.
+    assert decide("greedy", hands, "9D", [DECLINE_ROB, "KS", "3S"], dealer=1) == card_index("AD")
+
+
+def test_a_view_reads_the_trick_so_far_as_documented():
+    """Three players, clubs trump, nobody holds the ace of trumps. Eldest (seat 0) to lead: no suit led, no
+    winning card (strength and seat -1), nobody in the trick. After the 9H and the 8H, seat 2 sees hearts led,
+    the 9H winning (its strength under clubs, not a trump), played by seat 0, his relative seat 1."""
+    core = dealt_core(["2H 9H 2D KS 3H", "4D 8H 7S QD 10S", "JC KH 6D 2S 10H"], "6C", dealer=2)
+    views = [view_from_observations(core.observe()), view_from_core(core)]
+    for view in views:
+        assert view.leading[0] and view.led_suit[0] == -1 and not view.best_trump[0]
+        assert view.best_strength[0] == -1 and view.best_seat[0] == -1 and not view.in_trick[0].any()
+    play_core(core, "9H", "8H")
+    for view in (view_from_observations(core.observe()), view_from_core(core)):
+        assert not view.leading[0] and view.led_suit[0] == HEARTS and not view.best_trump[0]
+        assert view.best_strength[0] == STRENGTH[CLUBS, card_index("9H")] > STRENGTH[CLUBS, card_index("8H")]
+        assert view.best_seat[0] == 1 and view.in_trick[0, :3].tolist() == [False, True, True]
+
+
+def test_the_spoiler_with_two_tricks_follows_as_greedy_even_against_a_jinking_partner():
+    """Partnerships of four, clubs trump. Seat 0 takes the first two tricks, his partner seat 2 the third, and seat 2
+    jinks with one trick of his own (his team's three allow it). Seat 2 leads the QH to the fourth; seat 3 trumps it
+    with the JC, which no unseen trump beats. Seat 0, on two tricks himself, follows as greedy does: he takes the
+    trick with the 5C. (The spoiler's rules would see the jinker beaten by a sure trump and shed the 7H.)"""
+    hands = [["KH", "KD", "10S", "5C", "7H"], ["2H", "2D", "9S", "6D", "6S"], ["3H", "3D", "KS", "QH", "8D"],
+             ["4H", "4D", "8S", "JC", "5D"]]
+    moves = ["KH", "2H", "3H", "4H", "KD", "2D", "3D", "4D", "10S", "9S", "KS", "8S", JINK, "QH", "JC"]
+    assert decide("greedy", hands, "4C", moves, partnerships=True) == card_index("5C")
+    assert decide("spoiler", hands, "4C", moves, partnerships=True) == card_index("5C")
+
+
+def test_reseed_restarts_the_stream_and_records_the_new_seed():
+    """After reseed(s) an agent draws what a fresh agent made with seed s draws, and says s is its seed."""
+    core = SpoilFiveCore(50, rules=Rules(num_players=4), seed=2)
+    observations, masks = core.observe(), core.legal_mask()
+    agent = load_agent("random", seed=1)
+    agent.act_batch(observations, masks)
+    agent.reseed(8)
+    assert agent.seed == 8 and repr(agent) == "RandomAgent(name='random', seed=8)"
+    assert np.array_equal(agent.act_batch(observations, masks), load_agent("random", seed=8).act_batch(observations,
+                                                                                                         masks))
+
+
+def test_a_lineup_counts_agent_objects_by_identity_and_specs_by_name():
+    """Two agent objects are two agents even when they print alike (same class, same seed); the same object twice,
+    or the same name or path twice, is one."""
+    first, twin = load_agent("random", seed=0), load_agent("random", seed=0)
+    assert repr(first) == repr(twin)
+    first_entries, index = distinct_entries([first, twin, first])
+    assert first_entries == [0, 1] and index.tolist() == [0, 1, 0]
+    first_entries, index = distinct_entries(["random", Path("runs/a.pt"), "runs/a.pt", "random"])
+    assert first_entries == [0, 1] and index.tolist() == [0, 1, 1, 0]
+
+
+def test_a_spec_is_read_without_the_spaces_around_it():
+    """A spec read from a file or typed with spaces ("greedy\\n", "pimc: rollout = greedy ") names the same agent, with
+    the same options."""
+    assert load_agent(" greedy\n").name == "greedy"
+    agent = load_agent(" pimc: rollout = greedy : samples = 3 ")
+    assert agent.rollout == "greedy" and agent.samples == 3

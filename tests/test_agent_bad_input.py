@@ -17,7 +17,7 @@ import agents
 from agents import load_agent
 from agents.pimc import PIMCAgent
 from spoilfive_env import SpoilFiveCore, env
-from spoilfive_env.actions import CLAIM, NUM_ACTIONS
+from spoilfive_env.actions import CLAIM, NUM_ACTIONS, ROB_FIRST
 from spoilfive_env.observation import OBS_DIM, SLICES
 from spoilfive_env.rules import Rules
 
@@ -503,3 +503,59 @@ def test_a_refused_agent_leaves_torch_s_generator_as_it_was(spec, options, says)
     with pytest.raises(ValueError, match=says):
         load_agent(spec, **options)
     assert torch.equal(torch.get_rng_state(), before)
+
+
+@pytest.mark.parametrize("name", ["greedy", "spoiler"])
+def test_a_finished_games_row_is_played_its_first_legal_action_whatever_its_mask_allows(name):
+    """A finished game's row is not checked against its observation, so its mask may allow any actions at all (the
+    core's allows every one): the rule agents play its lowest legal action, never one it forbids."""
+    core = SpoilFiveCore(6, rules=Rules(num_players=3), seed=2)
+    while not core.done.any():
+        core.step(core.legal_mask().argmax(axis=1))
+    done = np.flatnonzero(core.done)
+    masks = core.legal_mask()
+    masks[done] = False
+    masks[done, CLAIM] = True
+    masks[done[0], [7, CLAIM]] = True, False
+    actions = load_agent(name).act_batch(core.observe(), masks)
+    assert actions[done[0]] == 7 and (actions[done[1:]] == CLAIM).all()
+
+
+def test_an_empty_mask_given_to_act_is_refused_by_act_itself():
+    """act() names its own argument (not act_batch's rows) when the mask allows nothing."""
+    observation = aec_observation()
+    observation["action_mask"] = np.zeros(NUM_ACTIONS, np.int8)
+    for name in ("random", "greedy"):
+        with pytest.raises(ValueError, match=r"^act\(\) needs an observation with at least one legal action"):
+            load_agent(name).act(observation)
+
+
+def test_masks_with_another_number_of_rows_than_the_observations_are_refused():
+    core = SpoilFiveCore(4, rules=Rules(num_players=3), seed=1)
+    observations, masks = core.observe(), core.legal_mask()
+    for name in ("random", "greedy"):
+        with pytest.raises(ValueError, match=rf"needs observations \(B, {OBS_DIM}\) and masks \(B, {NUM_ACTIONS}\), "
+                                             rf"got \(3, {OBS_DIM}\) and \(4, {NUM_ACTIONS}\)"):
+            load_agent(name).act_batch(observations[:3], masks)
+
+
+def test_an_observation_of_bools_is_numbers_and_played_as_its_float_copy():
+    """0/1 as bools are numbers: act_batch plays them as the same values in float32."""
+    core = SpoilFiveCore(8, rules=Rules(num_players=4), seed=3)
+    flags, masks = core.observe() > 0.5, core.legal_mask()
+    for name in ("random", "greedy", "spoiler"):
+        assert np.array_equal(load_agent(name, seed=1).act_batch(flags, masks),
+                              load_agent(name, seed=1).act_batch(flags.astype(np.float32), masks))
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "spoiler"])
+def test_a_mask_that_lets_a_rob_discard_a_card_not_in_the_hand_is_refused(name):
+    """A rob discards a card of the robber's own hand: a mask that would discard another card does not fit."""
+    one = aec_observation()
+    held = np.flatnonzero(one["observation"][SLICES["hand"]]).tolist()
+    not_held = next(card for card in range(52) if card not in held)
+    mask = one["action_mask"].copy()
+    mask[ROB_FIRST + not_held] = 1
+    with pytest.raises(ValueError, match=rf"row 0 allows {ROB_FIRST + not_held} \(.*\), but card {not_held} is not in "
+                                         rf"the observation's hand"):
+        load_agent(name, seed=1).act_batch(one["observation"][None], mask[None])

@@ -122,3 +122,51 @@ def test_bad_calls_of_the_functions_say_what_is_allowed():
         PlayModel("pimc")
     with pytest.raises(ValueError, match="from 0 to 1"):
         PlayModel("spoiler", floor=1.5)
+
+
+def test_the_probe_s_figures_are_the_means_and_intervals_of_its_decisions_worked_one_by_one():
+    """The probe's figures against a slow reference on the same deals and samples: for each decision, the share of
+    the others' hidden cards each sampled deal puts in the right hand (seat 0's own cards are not counted), their
+    plain mean, and their mean weighted by the likelihood of the plays (normalised over the decision's samples);
+    the interval is 1.96 standard errors of the gains (ddof=1)."""
+    rules, games, samples, seed = Rules(num_players=3), 12, 8, 3
+    result = belief_accuracy(3, "spoiler", "greedy", games=games, samples=samples, seed=seed)
+    core, rng, model = SpoilFiveCore(games, rules=rules, seed=seed), np.random.default_rng(seed), PlayModel("greedy")
+    uniform, gains = [], {"trick": [], "hand": []}
+    for decide, now, history in seat_zero_decisions(core, load_agent("spoiler"), samples):
+        holders, discards = sample_hidden(now, rng, rules)
+        logs = play_log_likelihood(model, now, holders, discards, history, rules)
+        for i, game in enumerate(decide):
+            rows = range(i * samples, (i + 1) * samples)
+            others = core.holder[game] > 0
+            # (the fifth trick's last player sees no hidden card: the probe counts that share as 0)
+            accuracy = np.array([np.mean(holders[row][others] == core.holder[game][others]) if others.any() else 0.0
+                                 for row in rows])
+            uniform.append(accuracy.mean())
+            for key, log_w in zip(("trick", "hand"), logs, strict=True):
+                weights = np.exp(log_w[rows] - log_w[rows].max())
+                gains[key].append(np.sum(weights * accuracy) / np.sum(weights) - accuracy.mean())
+    assert result["decisions"] == len(uniform) > 50
+    assert result["uniform_accuracy"] == pytest.approx(np.mean(uniform))
+    for key, values in gains.items():
+        assert result[f"{key}_gain"] == pytest.approx(np.mean(values), abs=1e-12)
+        assert result[f"{key}_gain_ci95"] == pytest.approx(1.959964 * np.std(values, ddof=1) / np.sqrt(len(values)))
+    assert result["hand_gain_ci95"] > 0
+
+
+def test_a_floor_of_1_is_allowed_on_the_command_line(capsys):
+    """--floor is at most 1, and 1 itself (every play counted as a uniform choice) is allowed."""
+    assert beliefs.main(["--agents", "spoiler", "--model", "greedy", "--games", "2", "--samples", "2", "--floor", "1",
+                         "--json"]) == 0
+    assert '"floor": 1.0' in capsys.readouterr().out
+
+
+def test_the_history_of_a_decision_holds_only_the_other_seats_plays():
+    """seat_zero_decisions gives the others' plays (seat 0's own are no evidence about the hidden hands): every
+    card in a history was played, by the end of the hand, by a seat other than 0."""
+    core = SpoilFiveCore(20, rules=Rules(num_players=3), seed=5)
+    seen = []
+    for decide, _, history in seat_zero_decisions(core, load_agent("spoiler")):
+        seen += [(decide[rows], actions) for rows, _, actions, _ in history if len(rows)]
+    games, cards = np.concatenate([g for g, _ in seen]), np.concatenate([a for _, a in seen])
+    assert len(cards) > 100 and (core.played_by[games, cards] > 0).all()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents import CHECKPOINT_DIR, load_agent
-from agents.base import Agent, sample_legal
+from agents.base import Agent, checked_actions, sample_legal
 from agents.evaluate import (
     BASELINES,
     build_agents,
@@ -24,6 +24,7 @@ from agents.evaluate import (
     play_tournament,
 )
 from agents.spoiling import stops
+from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.cli import json_text
 from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import Rules
@@ -626,3 +627,11 @@ def test_a_game_that_has_ended_asks_no_agent_for_a_move():
     played = (out["trick_winner"] >= 0).sum(axis=1)
     assert played.min() < 5 == played.max()  # games of different lengths in the one batch
     assert len(watcher.asked_about_ended) > 0 and not any(watcher.asked_about_ended)
+
+
+def test_checked_actions_hands_back_int64_whatever_integer_kind_it_was_given():
+    """The tournament's and the opponents' actions are int64 (B,) as documented, from an agent's int32 or uint8."""
+    masks = np.ones((3, NUM_ACTIONS), bool)
+    for kind in (np.int32, np.uint8, np.int64):
+        actions = checked_actions("agent 'x'", np.array([0, 105, 51], kind), masks)
+        assert actions.dtype == np.int64 and actions.tolist() == [0, 105, 51]

@@ -22,6 +22,9 @@ at that moment, with the sampled hidden hands of now walked back (the cards play
 returned to their players, a rob made since undone), so the model sees exactly the
 observation that player would have had if the sample were true (:func:`play_log_likelihood`).
 
+A decision where seat 0 sees no hidden card in the others' hands (he plays last to the fifth
+trick) has nothing to place and is left out of the figures.
+
 ``python -m agents.beliefs --players 3 --agents pimc --model ppo --games 200`` prints the
 accuracies and the gains with 95% intervals over decisions (``--json``: the dict).
 """
@@ -193,9 +196,12 @@ def belief_accuracy(num_players: int = 3, agents: str = "pimc", model: str = "pp
             hidden = truth > 0
             accuracy = ((holders == truth) & hidden).sum(axis=1) / np.maximum(hidden.sum(axis=1), 1)
             accuracy = accuracy.reshape(len(decide), samples)
+            # Playing last to the fifth trick, seat 0 sees no hidden card in the others' hands: no belief to score.
+            placed = hidden.reshape(len(decide), samples, -1)[:, 0].any(axis=1)
+            accuracy = accuracy[placed]
             uniform += list(accuracy.mean(axis=1))
             for key, weights in zip(("trick", "hand"), log_w, strict=True):
-                weights = weights.reshape(len(decide), samples)
+                weights = weights.reshape(len(decide), samples)[placed]
                 weights = np.exp(weights - weights.max(axis=1, keepdims=True))
                 weighted = (weights * accuracy).sum(axis=1) / weights.sum(axis=1)
                 gains[key] += list(weighted - accuracy.mean(axis=1))

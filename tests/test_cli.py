@@ -523,3 +523,118 @@ def test_every_command_takes_the_same_seeds_as_train(module, capsys):
     main = import_module(module).main
     refused_in_process(main, [*SEEDED_COMMANDS[module], "--seed", str(2**32)], capsys,
                        "--seed", "give a seed from 0 to 4,294,967,295")
+
+
+def test_argument_parser_errors_are_one_line_even_for_a_message_of_several(capsys):
+    """A message of several lines (a Rules error, a wrapped f-string) is joined into the one line every
+    refusal is, with argparse's status 2."""
+    from spoilfive_env.cli import BAD_USAGE, ArgumentParser
+
+    parser = ArgumentParser(prog="spoilfive-x")
+    with pytest.raises(SystemExit) as stopped:
+        parser.error("--flag 3 is not allowed:\n    give 1 to 2\n")
+    assert stopped.value.code == BAD_USAGE == 2
+    assert capsys.readouterr().err == ("spoilfive-x: error: --flag 3 is not allowed: give 1 to 2 "
+                                       "(see spoilfive-x --help)\n")
+
+
+def test_table_size_takes_2_to_10_players_and_table_sizes_refuses_an_empty_list():
+    """The bounds themselves are tables (RULES.md: 2 to 10 players); an empty --players list is refused in
+    words, not taken as nothing to measure."""
+    import argparse
+
+    from spoilfive_env.cli import table_size, table_sizes
+
+    assert table_size("2") == 2 and table_size("10") == 10
+    assert table_sizes("2,10") == [2, 10]
+    for text in ("1", "11"):
+        with pytest.raises(argparse.ArgumentTypeError, match="Spoil Five takes 2 to 10 players"):
+            table_size(text)
+    for text in ("", " , "):
+        with pytest.raises(argparse.ArgumentTypeError, match="table sizes must be 2-10"):
+            table_sizes(text)
+
+
+def test_learning_rate_takes_up_to_1_and_refuses_more():
+    """MAX_LEARNING_RATE is 1: an Adam step moves each weight by about the learning rate, so above 1 only
+    diverges. 1 itself is taken; 1.5 and 10 are refused naming the bound."""
+    import argparse
+
+    from spoilfive_env.cli import MAX_LEARNING_RATE, learning_rate
+
+    assert MAX_LEARNING_RATE == 1.0 and learning_rate("1") == 1.0 and learning_rate("3e-4") == 3e-4
+    for text in ("1.5", "10"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"give a learning rate above 0, at most 1$"):
+            learning_rate(text)
+
+
+def test_unit_fraction_takes_both_ends_of_0_to_1():
+    """A discount or GAE's lambda of exactly 1 (undiscounted, Monte Carlo returns) or 0 is a real setting."""
+    import argparse
+
+    from spoilfive_env.cli import unit_fraction
+
+    assert unit_fraction("0") == 0.0 and unit_fraction("1") == 1.0 and unit_fraction("0.95") == 0.95
+    for text in ("-0.01", "1.01"):
+        with pytest.raises(argparse.ArgumentTypeError, match="give a number from 0 to 1"):
+            unit_fraction(text)
+
+
+def test_a_closed_pipe_ends_a_command_with_the_status_a_shell_gives_a_tool_killed_by_sigpipe(tmp_path):
+    """128 + SIGPIPE (141 on Linux), as ``yes | head -1`` leaves ``yes``: a script that checks statuses reads
+    it as "the reader left", not as a failure of its own (status 1)."""
+    import signal
+
+    from spoilfive_env.cli import CLOSED_PIPE
+
+    if not hasattr(signal, "SIGPIPE"):
+        pytest.skip("no SIGPIPE on this platform")
+    assert CLOSED_PIPE == 128 + signal.SIGPIPE
+    done = closed_reader_run(["-c", "from spoilfive_env.cli import run_command; "
+                                    "run_command(lambda: print('x' * 1_000_000) or 0)"], tmp_path)
+    assert done.returncode == 128 + signal.SIGPIPE and done.stderr == ""
+
+
+def test_a_plot_path_s_suffix_is_read_in_any_case_and_names_the_format_written(tmp_path):
+    """--plot RATINGS.PNG is a PNG (the suffix is compared lower-cased, and save_figure takes the format from
+    it), and .svg and .pdf paths get SVG and PDF whatever matplotlib's default format is."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from spoilfive_env.cli import ArgumentParser, refuse_bad_plot_path, save_figure
+
+    parser = ArgumentParser(prog="spoilfive-x")
+    for name in ("RATINGS.PNG", "b.Svg", "c.pdf"):
+        refuse_bad_plot_path(parser, str(tmp_path / name))  # taken: no SystemExit
+    magic = {"RATINGS.PNG": b"\x89PNG", "b.Svg": b"<?xml", "c.pdf": b"%PDF"}
+    for name, start in magic.items():
+        figure = Figure()
+        figure.add_subplot().plot([0, 1], [1, 0])
+        save_figure(figure, tmp_path / "plots" / name)
+        assert (tmp_path / "plots" / name).read_bytes().startswith(start), name
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == sorted(magic)  # no .partial left
+
+
+def test_unwritable_takes_a_folder_that_already_exists(tmp_path):
+    """The commonest --runs-dir or --out folder is one left by an earlier run: a writable folder that exists is
+    probed with a temporary file in it, never opened as a file ("Is a directory")."""
+    from spoilfive_env.cli import unwritable
+
+    (tmp_path / "runs").mkdir()
+    assert unwritable(tmp_path / "runs", folder=True) is None
+    assert unwritable(tmp_path, folder=True) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"] and not any((tmp_path / "runs").iterdir())
+
+
+def test_non_negative_int_takes_0_and_positive_int_starts_at_1():
+    """0 is a seat, a CPU and a count of warm-up rounds (non_negative_int); it is no number of deals or hands
+    (positive_int)."""
+    import argparse
+
+    from spoilfive_env.cli import non_negative_int, positive_int
+
+    assert non_negative_int("0") == 0 and positive_int("1") == 1
+    with pytest.raises(argparse.ArgumentTypeError, match="give a whole number of at least 0"):
+        non_negative_int("-1")
+    with pytest.raises(argparse.ArgumentTypeError, match="give a whole number of at least 1"):
+        positive_int("0")

@@ -225,6 +225,16 @@ def test_versioned_entry_point_and_exports():
     assert card_index("5H") == 30 and card_str(30) == "5H"
 
 
+def test_the_versioned_entry_point_is_the_order_enforced_env_as_pettingzoo_names_it():
+    """PettingZoo's convention: ``<name>_v0.env()`` is the wrapped env and ``raw_env`` the bare one;
+    spoil_five_v0.env is spoilfive_env.env, the raw env inside the order-enforcing wrapper."""
+    from spoilfive_env.env import OrderEnforcing
+
+    assert spoil_five_v0.env is env
+    game = spoil_five_v0.env(num_players=3)
+    assert isinstance(game, OrderEnforcing) and type(game.unwrapped) is raw_env
+
+
 @pytest.mark.parametrize("num_players", [2, 6, 10])
 def test_observations_are_int8_masks_float_vectors_and_fresh_copies(num_players):
     game = env(num_players=num_players)

@@ -207,6 +207,26 @@ def test_decode_round_trips_against_the_core(rules, mode):
     assert checked > 100
 
 
+def test_the_past_num_hands_flag_is_set_from_the_game_s_last_hand_on():
+    """RULES.md: a game plays num_hands hands, then on until the pool is won. From hand_index == num_hands (the
+    boundary itself, in a game that goes on for a spoiled pool or has just ended) the flag is set. The round
+    trips play too few moves to reach it, so one hand a game and a four-seat table (where a hand can spoil)."""
+    rules = Rules(num_players=4, num_hands=1)
+    core = SpoilFiveCore(64, rules=rules, mode="game", seed=4)
+    rng = np.random.default_rng(4)
+    flag = SLICES["hand_place"].start + 1
+    at_boundary = 0
+    for _ in range(60):
+        core.step(random_legal(rng, core.legal_mask()), where=~core.done)
+        past = (core.hand_index >= rules.num_hands).astype(np.float32)
+        for seat in range(rules.num_players):
+            seats = np.full(core.batch_size, seat, np.int8)
+            np.testing.assert_array_equal(core.observe(seats)[:, flag], past)
+            np.testing.assert_array_equal(obs_module.numpy_observation(core, seats)[:, flag], past)
+        at_boundary += int((core.hand_index == rules.num_hands).sum())
+    assert at_boundary > 0  # (the boundary was reached, not only passed or never met)
+
+
 def test_observation_is_a_fresh_array():
     core = SpoilFiveCore(4, seed=1)
     first = core.observe()
@@ -552,6 +572,37 @@ def test_numba_asked_for_but_missing_says_how_to_install_it(monkeypatch):
         obs_module.observation_backend()
     monkeypatch.setenv("SPOILFIVE_OBSERVATION", "auto")
     assert obs_module.observation_backend() == "numpy"  # auto falls back to the definition
+
+
+def test_the_observation_backend_is_kept_once_chosen_whatever_the_variable_says_later(monkeypatch):
+    """Chosen at the first use and kept (backends.LazyBackend): a process never switches kernels midway, and
+    a variable changed afterwards is not read again (the tests set ``chosen`` back to None to choose anew)."""
+    monkeypatch.setattr(obs_module._backend, "chosen", None)
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "numpy")
+    assert obs_module.observation_backend() == "numpy"
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "fortran")  # would be refused, were it read again
+    assert obs_module.observation_backend() == "numpy"
+    assert core_observation_shape() == (3, OBS_DIM)
+
+
+def test_numba_asked_for_but_missing_is_one_line_and_exit_2_from_a_command(monkeypatch, capsys):
+    """BackendMissingError is a SettingError, so run_command answers it as a bad flag (one line, status 2),
+    not with a traceback from wherever the observation was first built."""
+    import sys
+
+    import spoilfive_env
+    from spoilfive_env.cli import BAD_USAGE, run_command
+
+    monkeypatch.setattr(obs_module._backend, "chosen", None)
+    monkeypatch.setenv("SPOILFIVE_OBSERVATION", "numba")
+    monkeypatch.setitem(sys.modules, "spoilfive_env.observation_kernel", None)  # as if Numba were missing
+    monkeypatch.delattr(spoilfive_env, "observation_kernel", raising=False)
+    with pytest.raises(SystemExit) as stopped:
+        run_command(lambda: print(core_observation_shape()) or 0)
+    captured = capsys.readouterr()
+    assert stopped.value.code == BAD_USAGE and captured.out == ""
+    [line] = captured.err.splitlines()
+    assert ": error: SPOILFIVE_OBSERVATION=numba needs Numba" in line and "Traceback" not in captured.err
 
 
 def _numba_available() -> bool:

@@ -368,3 +368,60 @@ def test_a_digit_that_is_no_number_and_a_number_too_long_for_int_are_answered_in
     with pytest.raises(ValueError, match="^3 is not one of the numbered moves 1-2$"):
         parse_move("٣", legal, PHASE_PLAY)  # an Arabic-Indic 3: a decimal digit, read as 3
     assert parse_move("02", legal, PHASE_PLAY) == legal[1]
+
+
+def test_the_same_seed_deals_the_same_game_and_another_seed_another():
+    """--seed seeds the deals: the same seed and the same answers give the same game, line for line."""
+    def transcript(seed):
+        read, write, written = scripted(lambda tail: "1\n")
+        assert play_game(3, [load_agent("greedy")], seed=seed, read=read, write=write, num_hands=1) == 0
+        return "".join(written)
+
+    first = transcript(5)
+    assert transcript(5) == first and transcript(6) != first
+
+
+def test_each_opponent_is_told_the_table_s_rules_before_the_first_deal():
+    """An agent's bind(rules) is how a search learns the table it plays (a PIMC search samples its deals and
+    scores its rollouts under them): every opponent is bound to the game's own rules."""
+    from spoilfive_env.rules import make_rules
+
+    opponents = [load_agent("pimc:samples=2"), load_agent("spoiler")]
+    play_game(3, opponents, seed=0, read=lambda: "q\n", write=lambda text: None, num_hands=2, jink_bonus=2)
+    table = make_rules(num_players=3, num_hands=2, jink_bonus=2)
+    assert [agent.rules for agent in opponents] == [table, table]
+
+
+def rules_played(monkeypatch, argv):
+    """The rules of the game ``main(argv)`` starts (quitting at once), and what it wrote."""
+    import spoilfive_integrations.play as play
+
+    made = []
+
+    def recording(**kwargs):
+        made.append(raw_env(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(play, "raw_env", recording)
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert play.main(argv) == 0
+    [game] = made
+    return game.rules
+
+
+def test_the_command_s_defaults_are_four_players_against_spoilers(monkeypatch, capsys):
+    """As its --help says: --players 4, --opponents spoiler (filling the three other seats)."""
+    from spoilfive_env.rules import make_rules
+
+    assert rules_played(monkeypatch, ["--seed", "1"]) == make_rules(num_players=4)
+    assert "Opponents: player_1 spoiler, player_2 spoiler, player_3 spoiler" in capsys.readouterr().out
+
+
+def test_hands_up_to_the_rules_max_hands_and_a_preset_are_the_rules_played(monkeypatch):
+    """--hands 50, the cap itself (max_hands), is taken; --preset hoyle plays Hoyle's antes and jink bonus."""
+    from spoilfive_env.rules import make_rules
+
+    cap = make_rules(num_players=3).max_hands
+    assert rules_played(monkeypatch, ["--players", "3", "--hands", str(cap)]).num_hands == cap
+    assert rules_played(monkeypatch, ["--preset", "hoyle"]) == make_rules(num_players=4, preset="hoyle")
+    assert make_rules(num_players=4, preset="hoyle") != make_rules(num_players=4)  # (the preset changes rules)

@@ -9,15 +9,37 @@ exits before ``main`` does any work. That keeps the file near half a minute.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import re
+import signal
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
 import pytest
 from conftest import BAD_USAGE, assert_one_line_refusal, load_script, refused_in_process
+
+from spoilfive_env.cli import (
+    CLOSED_PIPE,
+    MAX_LEARNING_RATE,
+    MAX_SEED,
+    ArgumentParser,
+    learning_rate,
+    non_negative_int,
+    per_table_size,
+    positive_int,
+    refuse_bad_plot_path,
+    rule_option,
+    save_figure,
+    seed_value,
+    table_size,
+    table_sizes,
+    unit_fraction,
+    unwritable,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -387,8 +409,6 @@ def test_commands_that_play_on_observations_alone_refuse_the_oracle_in_one_line(
 
 
 def test_unwritable_says_why_a_place_cannot_be_written_and_leaves_nothing_behind(tmp_path):
-    from spoilfive_env.cli import unwritable
-
     afile = tmp_path / "a-file"
     afile.write_text("kept")
     assert unwritable(tmp_path / "new" / "deeper" / "x.pt") is None  # folders to make are only checked for
@@ -423,8 +443,6 @@ def closed_reader_run(command: list[str], cwd: Path) -> subprocess.CompletedProc
     ["-c", "from spoilfive_env.cli import run_command; run_command(lambda: print('x' * 1_000_000) or 0)"],
 ], ids=["across_seeds", "evaluate", "leaderboard", "train", "a-megabyte"])
 def test_a_command_whose_reader_stops_reading_ends_quietly_with_the_closed_pipe_status(command, tmp_path):
-    from spoilfive_env.cli import CLOSED_PIPE
-
     done = closed_reader_run(command, tmp_path)
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert done.returncode == CLOSED_PIPE
@@ -437,8 +455,6 @@ def test_run_command_exits_with_mains_status_and_flushes_what_it_printed(tmp_pat
 
 
 def test_per_table_size_spreads_one_number_keeps_one_a_size_and_takes_each_sizes_default():
-    from spoilfive_env.cli import per_table_size
-
     defaults = {3: 12000, 4: 10000, 5: 6000}
     assert per_table_size("--hands", [3, 4, 5], None, defaults) == [12000, 10000, 6000]
     assert per_table_size("--hands", [5, 3], None, defaults) == [6000, 12000]  # by size, not by place
@@ -453,8 +469,6 @@ def test_per_table_size_spreads_one_number_keeps_one_a_size_and_takes_each_sizes
 def test_rule_option_reads_true_false_and_whole_numbers():
     """--rule KEY=VALUE: true and false in any case are the booleans, a whole number is an int, spaces around
     either side are dropped."""
-    from spoilfive_env.cli import rule_option
-
     readings = [rule_option(text) for text in ("allow_jink=false", " allow_jink = FALSE ", "allow_jink=True",
                                                    "jink_bonus=0", "ante=3")]
     assert readings == [("allow_jink", False), ("allow_jink", False), ("allow_jink", True), ("jink_bonus", 0),
@@ -464,9 +478,6 @@ def test_rule_option_reads_true_false_and_whole_numbers():
 
 def test_seed_value_takes_every_seed_from_0_to_2_to_the_32_minus_1():
     """The bounds themselves are seeds: 0 and 2**32 - 1 are taken, -1 and 2**32 refused in words."""
-    import argparse
-
-    from spoilfive_env.cli import MAX_SEED, seed_value
 
     assert MAX_SEED == 2**32 - 1
     assert seed_value("0") == 0 and seed_value(str(2**32 - 1)) == 2**32 - 1
@@ -518,8 +529,6 @@ SEEDED_COMMANDS = {
 def test_every_command_takes_the_same_seeds_as_train(module, capsys):
     """Seeds 0 to 2**32 - 1 everywhere, as train.py and the examples take them (they were any whole
     number of at least 0 in these commands)."""
-    from importlib import import_module
-
     main = import_module(module).main
     refused_in_process(main, [*SEEDED_COMMANDS[module], "--seed", str(2**32)], capsys,
                        "--seed", "give a seed from 0 to 4,294,967,295")
@@ -528,8 +537,6 @@ def test_every_command_takes_the_same_seeds_as_train(module, capsys):
 def test_argument_parser_errors_are_one_line_even_for_a_message_of_several(capsys):
     """A message of several lines (a Rules error, a wrapped f-string) is joined into the one line every
     refusal is, with argparse's status 2."""
-    from spoilfive_env.cli import BAD_USAGE, ArgumentParser
-
     parser = ArgumentParser(prog="spoilfive-x")
     with pytest.raises(SystemExit) as stopped:
         parser.error("--flag 3 is not allowed:\n    give 1 to 2\n")
@@ -541,9 +548,6 @@ def test_argument_parser_errors_are_one_line_even_for_a_message_of_several(capsy
 def test_table_size_takes_2_to_10_players_and_table_sizes_refuses_an_empty_list():
     """The bounds themselves are tables (RULES.md: 2 to 10 players); an empty --players list is refused in
     words, not taken as nothing to measure."""
-    import argparse
-
-    from spoilfive_env.cli import table_size, table_sizes
 
     assert table_size("2") == 2 and table_size("10") == 10
     assert table_sizes("2,10") == [2, 10]
@@ -558,9 +562,6 @@ def test_table_size_takes_2_to_10_players_and_table_sizes_refuses_an_empty_list(
 def test_learning_rate_takes_up_to_1_and_refuses_more():
     """MAX_LEARNING_RATE is 1: an Adam step moves each weight by about the learning rate, so above 1 only
     diverges. 1 itself is taken; 1.5 and 10 are refused naming the bound."""
-    import argparse
-
-    from spoilfive_env.cli import MAX_LEARNING_RATE, learning_rate
 
     assert MAX_LEARNING_RATE == 1.0 and learning_rate("1") == 1.0 and learning_rate("3e-4") == 3e-4
     for text in ("1.5", "10"):
@@ -570,9 +571,6 @@ def test_learning_rate_takes_up_to_1_and_refuses_more():
 
 def test_unit_fraction_takes_both_ends_of_0_to_1():
     """A discount or GAE's lambda of exactly 1 (undiscounted, Monte Carlo returns) or 0 is a real setting."""
-    import argparse
-
-    from spoilfive_env.cli import unit_fraction
 
     assert unit_fraction("0") == 0.0 and unit_fraction("1") == 1.0 and unit_fraction("0.95") == 0.95
     for text in ("-0.01", "1.01"):
@@ -583,9 +581,6 @@ def test_unit_fraction_takes_both_ends_of_0_to_1():
 def test_a_closed_pipe_ends_a_command_with_the_status_a_shell_gives_a_tool_killed_by_sigpipe(tmp_path):
     """128 + SIGPIPE (141 on Linux), as ``yes | head -1`` leaves ``yes``: a script that checks statuses reads
     it as "the reader left", not as a failure of its own (status 1)."""
-    import signal
-
-    from spoilfive_env.cli import CLOSED_PIPE
 
     if not hasattr(signal, "SIGPIPE"):
         pytest.skip("no SIGPIPE on this platform")
@@ -600,8 +595,6 @@ def test_a_plot_path_s_suffix_is_read_in_any_case_and_names_the_format_written(t
     it), and .svg and .pdf paths get SVG and PDF whatever matplotlib's default format is."""
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
-
-    from spoilfive_env.cli import ArgumentParser, refuse_bad_plot_path, save_figure
 
     parser = ArgumentParser(prog="spoilfive-x")
     for name in ("RATINGS.PNG", "b.Svg", "c.pdf"):
@@ -618,8 +611,6 @@ def test_a_plot_path_s_suffix_is_read_in_any_case_and_names_the_format_written(t
 def test_unwritable_takes_a_folder_that_already_exists(tmp_path):
     """The commonest --runs-dir or --out folder is one left by an earlier run: a writable folder that exists is
     probed with a temporary file in it, never opened as a file ("Is a directory")."""
-    from spoilfive_env.cli import unwritable
-
     (tmp_path / "runs").mkdir()
     assert unwritable(tmp_path / "runs", folder=True) is None
     assert unwritable(tmp_path, folder=True) is None
@@ -629,9 +620,6 @@ def test_unwritable_takes_a_folder_that_already_exists(tmp_path):
 def test_non_negative_int_takes_0_and_positive_int_starts_at_1():
     """0 is a seat, a CPU and a count of warm-up rounds (non_negative_int); it is no number of deals or hands
     (positive_int)."""
-    import argparse
-
-    from spoilfive_env.cli import non_negative_int, positive_int
 
     assert non_negative_int("0") == 0 and positive_int("1") == 1
     with pytest.raises(argparse.ArgumentTypeError, match="give a whole number of at least 0"):

@@ -279,6 +279,23 @@ def test_the_rllib_env_refuses_actions_that_are_not_whole_numbers_or_agents_that
         _, rewards, terminated, _, _ = env.step(huge)
         assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == 1
 
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+def test_the_rllib_env_takes_the_first_id_past_the_action_table_as_out_of_it(illegal_action):
+    """107, one past the last action id, is out of the table as any larger number is: refused under "raise",
+    an illegal action (the hand forfeited) under "penalty", even for a seat to which action 0 is legal (an id out
+    of the table is no stand-in for a real action)."""
+    env = rllib_env(illegal_action=illegal_action, num_games=64)
+    observations, _ = env.reset(seed=0)
+    aid = next(aid for aid, view in observations.items() if view["action_mask"][0])
+    for count, past in enumerate((107, 2**40), start=1):
+        if illegal_action == "raise":
+            with pytest.raises(ValueError, match=f"illegal action {past} for {aid}: action ids are 0-106"):
+                env.step({aid: past})
+        else:
+            _, rewards, terminated, _, _ = env.step({aid: past})
+            assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == count
+            env.reset(seed=0)  # the same deals again, for the next id
+
 
 def test_a_broken_opponent_object_is_named_when_it_breaks_the_act_batch_contract():
     from agents.base import Agent

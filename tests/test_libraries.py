@@ -376,6 +376,131 @@ def test_rllib_a_seeded_reset_deals_the_same_hands_whatever_the_env_was_made_wit
     assert dealt(one.reset(seed=7)[0]) == first
 
 
+def test_rllib_env_defaults_are_the_documented_ones():
+    """No env_config: 64 games of 4 players, one hand an episode, equity rewards, and an illegal action penalised
+    (so RLlib's pre-check passes): the defaults of the class docstring."""
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv()
+    assert (env.num_games, env.num_players, env.core.mode, env.core.reward_mode, env.illegal_action) == \
+        (64, 4, "hand", "equity", "penalty")
+    assert len(env.reset(seed=0)[0]) == 64
+
+
+def test_rllib_each_env_runner_deals_from_its_seed_plus_its_worker_index():
+    """RLlib builds the env on every env runner with the same env_config and the runner's worker_index: seed s on
+    runner i deals as seed s + i, so the runners do not all play the same deals."""
+    from ray.rllib.env.env_context import EnvContext
+
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    def dealt(seed, worker_index=0):
+        config = EnvContext({"num_games": 4, "num_players": 3, "seed": seed}, worker_index=worker_index)
+        return {aid: view["observation"].tolist() for aid, view in SpoilFiveMultiAgentEnv(config).reset()[0].items()}
+
+    assert dealt(5, worker_index=2) == dealt(7)
+    assert dealt(5, worker_index=2) != dealt(5)
+
+
+def test_rllib_reset_with_seed_0_reseeds_as_any_other_seed_does():
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 1})
+    first = {aid: view["observation"].tolist() for aid, view in env.reset(seed=0)[0].items()}
+    env.reset()  # the generator moves on
+    assert {aid: view["observation"].tolist() for aid, view in env.reset(seed=0)[0].items()} == first
+
+
+def legal_actions(observations, rng) -> dict:
+    return {aid: int(rng.choice(np.flatnonzero(view["action_mask"]))) for aid, view in observations.items()}
+
+
+def illegal_action(view) -> int:
+    return int(np.flatnonzero(view["action_mask"] == 0)[0])
+
+
+def test_rllib_forfeits_are_counted_per_offender_and_last_until_the_next_reset():
+    """Two games forfeit in one step and a third in the next: each offender is counted and pays, and no forfeited
+    game is observed again while the fourth plays on; the episode ends with it. Every game forfeited at once ends
+    the episode there. A reset deals every game afresh: each one is asked to act and takes an action again."""
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 1})
+    observations, _ = env.reset(seed=1)
+    first, second, third, fourth = sorted(observations)  # the seat to act in each game, g0 to g3
+    observations, rewards, terminated, _, _ = env.step({aid: illegal_action(observations[aid])
+                                                         for aid in (first, second)})
+    assert env.illegal_actions == 2 and not terminated["__all__"]
+    # each offender pays his ante (the pools were empty), the other seats of his game nothing
+    assert {aid: reward for aid, reward in rewards.items() if reward} == {first: -1.0, second: -1.0}
+    assert {first, second} - {"g0_p0", "g1_p0"}  # an offender not at seat 0: the reward is the offender's own
+    rng = np.random.default_rng(0)
+    observations, _, terminated, _, _ = env.step({third: illegal_action(observations[third]),
+                                                  fourth: legal_actions({fourth: observations[fourth]}, rng)[fourth]})
+    assert env.illegal_actions == 3
+    while not terminated["__all__"]:
+        assert {aid.split("_")[0] for aid in observations} == {"g3"}  # the earlier forfeits too stay out
+        observations, _, terminated, _, _ = env.step(legal_actions(observations, rng))
+    assert observations == {}
+
+    observations, _ = env.reset()
+    observations, _, terminated, _, _ = env.step({aid: illegal_action(view) for aid, view in observations.items()})
+    assert env.illegal_actions == 7 and terminated["__all__"] and observations == {}
+
+    observations, _ = env.reset()
+    assert len(observations) == 4
+    observations, _, terminated, _, _ = env.step(legal_actions(observations, rng))
+    assert not terminated["__all__"] and len(observations) == 4  # no hand ends on its first card
+
+
+def test_rllib_observations_are_those_of_the_seat_to_act_in_their_own_game():
+    """Once some games have ended, each observation and mask is still its own game's, from the seat to act there
+    (compared with the core's view of the whole batch, row by game)."""
+    from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 6, "num_players": 3, "seed": 3})
+    observations, _ = env.reset(seed=3)
+    offender = min(observations)  # game 0 forfeits: the games still asked are 1-5, not the first five rows
+    observations, *_ = env.step({offender: illegal_action(observations[offender])})
+    rng = np.random.default_rng(2)
+    while observations:
+        views, masks = env.core.observe(), env.core.legal_mask()
+        for aid, view in observations.items():
+            game, seat = (int(part[1:]) for part in aid.split("_"))
+            assert game != 0 and seat == env.core.current_player[game]
+            assert np.array_equal(view["observation"], views[game])
+            assert np.array_equal(view["action_mask"], masks[game].astype(np.int8))
+        observations, *_ = env.step(legal_actions(observations, rng))
+
+
+def test_rllib_module_gives_illegal_actions_no_chance_and_its_policy_agent_plays_its_weights():
+    """The module built from masked_module_spec has the encoding it was given; its action distribution puts
+    probability 0 on every illegal action; policy_agent plays the module's own network (its greedy action)."""
+    from ray.rllib.core.columns import Columns
+
+    from spoilfive_integrations.rllib import SHARED_POLICY, SpoilFiveMultiAgentEnv, masked_module_spec, policy_agent
+
+    env = SpoilFiveMultiAgentEnv({"num_games": 16, "num_players": 4, "seed": 0})
+    observations, _ = env.reset(seed=0)
+    spec = masked_module_spec(hidden=(16,), encoding="raw").rl_module_specs[SHARED_POLICY]
+    spec.observation_space, spec.action_space = env.observation_spaces["g0_p0"], env.action_spaces["g0_p0"]
+    torch.manual_seed(0)
+    module = spec.build()
+    assert module.net.encoding == "raw"
+    obs = np.stack([view["observation"] for view in observations.values()])
+    masks = np.stack([view["action_mask"] for view in observations.values()])
+    with torch.no_grad():
+        logits = module.forward_inference({Columns.OBS: {"observation": torch.as_tensor(obs),
+                                                         "action_mask": torch.as_tensor(masks)}})
+    logits = logits[Columns.ACTION_DIST_INPUTS]
+    probabilities = torch.softmax(logits, dim=1).numpy()
+    assert (probabilities[masks == 0] == 0).all() and np.allclose(probabilities.sum(axis=1), 1)
+    torch.manual_seed(1)  # a network built afresh would have other weights
+    agent = policy_agent(module)
+    assert agent.net.encoding == "raw"
+    assert np.array_equal(agent.act_batch(obs, masks.astype(bool)), logits.argmax(dim=1).numpy())
+
+
 def test_a_seat_absent_from_a_sample_counts_zero_steps_not_nan():
     """ray-project/ray#62635: RLlib sums each agent id's sampled steps, and an id seen in an earlier
     sample but absent from this one reads NaN, which stopped small-batch runs of the example."""
@@ -560,6 +685,38 @@ def test_tianshou_example_trains_and_evaluates():
     example = load_example("tianshou_ppo")
     assert example.main(["--num-players", "3", "--iterations", "2", "--episodes", "4", "--hidden", "32",
                          "--epochs", "1", "--eval-deals", "5"]) == 0
+
+
+@needs_tianshou
+def test_tianshou_a_truncated_transition_ends_its_hand_for_every_seat():
+    """A transition marked truncated (a time limit, say: this env never truncates by itself) ends its hand as a
+    hand's last card does: no seat's decision before it is followed by one after it (each seat's decisions after
+    it are a trajectory of their own), and the seat that moved there is done."""
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    env, algorithm = seat_trajectories(3)
+    buffer = VectorReplayBuffer(2000, 1)
+    games = DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=3))])
+    games.seed(0)
+    with policy_within_training_step(algorithm.policy):
+        Collector(algorithm, games, buffer).collect(n_step=12, reset_before_collect=True)  # inside the first hand
+    cut = 6
+    buffer.truncated[cut] = buffer.done[cut] = True
+    batch, indices = buffer.sample(0)
+    assert not np.asarray(batch.terminated).any() and list(indices) == list(range(12))
+    observations, agent_ids = np.asarray(batch.obs.obs).copy(), np.asarray(batch.obs.agent_id)
+    stored_next = np.asarray(batch.obs_next.obs).copy()
+    processed = algorithm._preprocess_batch(batch, buffer, indices)
+    for agent in env.agents:
+        own, rows = processed[agent], np.flatnonzero(agent_ids == agent)
+        last = np.flatnonzero(rows <= cut)[-1]  # the seat's last decision before the cut
+        assert last + 1 < len(rows)  # ... and it has one after it
+        assert np.array_equal(np.asarray(own.obs_next.obs)[last], stored_next[rows[last]])  # not linked across
+        assert np.array_equal(np.asarray(own.obs_next.obs)[last + 1:-1], observations[rows[last + 2:]])
+        if rows[last] == cut:
+            assert np.asarray(own.done)[last]
 
 
 # ---------------------------------------------------------------------- CleanRL

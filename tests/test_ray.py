@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -365,3 +366,67 @@ def test_the_single_machine_path_never_imports_ray():
             "print('ray' in sys.modules)")
     result = run("-c", code)
     assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr
+
+
+class StandInActor:
+    """A rollout actor without Ray: ``collect`` answers with what ``plays`` says for that iteration
+    (``"ok"``, ``"restarted"``, ``"lost"``, ``"gone"``), ``ready`` whether it came back."""
+
+    def __init__(self, number: int, plays: dict):
+        self.number, self.plays, self.pid, self.dead = number, plays, 100 + number, False
+        self.collect = SimpleNamespace(remote=self._collect)
+        self.ready = SimpleNamespace(remote=lambda: ("ready", self))
+
+    def _collect(self, iteration, weights, snapshot):
+        play = self.plays.get(iteration, "ok")
+        if play == "restarted":
+            self.pid += 100
+        self.dead = play == "gone"
+        return ("collect", self, play, f"batch of worker {self.number}, iteration {iteration}")
+
+
+def stand_in_ray():
+    """The parts of Ray that :meth:`RolloutWorkers.collect` calls, answering for :class:`StandInActor`."""
+    def get(ref, timeout=None):
+        kind, actor, *rest = ref
+        if kind == "ready":
+            if actor.dead:
+                raise ray.exceptions.RayActorError()
+            return actor.pid, 8
+        play, batch = rest
+        if play in ("lost", "gone"):
+            raise ray.exceptions.RayActorError()
+        return actor.pid, batch
+
+    return SimpleNamespace(put=lambda value: value, wait=lambda refs, **kwargs: (refs, []), get=get,
+                           cancel=lambda ref, force=False: None, exceptions=ray.exceptions)
+
+
+def test_collect_drops_every_dead_worker_and_keeps_each_survivor_s_number_and_process(monkeypatch):
+    """Four workers; in iteration 1 worker 1 was restarted and workers 0 and 2 are dead for good, in iteration 2
+    worker 3 loses its rollout but comes back. Each lost or restarted worker is named by its own number, both dead
+    ones are dropped (not a live one in their place: the list shrinks as they go), and a restart is logged once,
+    not again at every later iteration. No Ray cluster: Ray's calls are stood in for."""
+    from spoilfive_integrations import ray_training
+
+    monkeypatch.setattr(ray_training, "ray", stand_in_ray())
+    monkeypatch.setattr(ray_training, "merge_batches", list)
+    plays = [{1: "gone"}, {1: "restarted"}, {1: "gone"}, {2: "lost"}]
+    actors = [StandInActor(number, play) for number, play in enumerate(plays)]
+    workers = object.__new__(ray_training.RolloutWorkers)
+    log = []
+    workers.say, workers.actors, workers.lost, workers.restarts = log.append, list(actors), 0, 0
+    workers.pids, workers.games, workers.numbers = [actor.pid for actor in actors], [8, 8, 8, 8], [0, 1, 2, 3]
+    net = torch.nn.Linear(1, 1)
+
+    assert workers.collect(net, 1, {}) == ["batch of worker 1, iteration 1", "batch of worker 3, iteration 1"]
+    assert workers.actors == [actors[1], actors[3]] and workers.numbers == [1, 3] and workers.pids == [201, 103]
+    assert [line.split(" ")[2] for line in log] == ["0", "1", "2", "2", "0"]
+    assert "rollout worker 1 died and was restarted by Ray (process 101 -> 201)" in log[1]
+    assert log[3:] == [f"rollout worker {number} cannot be restarted: the run goes on with {left} worker(s) and "
+                       "without its 8 games" for number, left in ((2, 3), (0, 2))]
+    log.clear()
+    assert workers.collect(net, 2, {}) == ["batch of worker 1, iteration 2"]
+    assert log == ["rollout worker 3 lost its rollout of iteration 2 (RayActorError): skipped; training on the "
+                   "other workers' rollouts"]  # worker 1 was not restarted again
+    assert (workers.lost, workers.restarts, workers.numbers) == (3, 1, [1, 3])

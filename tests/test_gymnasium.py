@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium
 import numpy as np
@@ -922,3 +923,65 @@ def test_bench_answers_bad_input_with_one_line(argv, message, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def fake_clock(monkeypatch, bench):
+    """The benchmark's clock stood in for by one that reads 0, 1, 2, ... at each call, so a measurement of
+    ``seconds`` seconds takes a known number of steps and its rate is exact."""
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
+def test_bench_counts_a_learner_step_for_every_game_but_those_restarting_in_that_step(mode, monkeypatch):
+    """Under next-step autoreset the step after a game's end only deals it anew (Gymnasium's convention): it is
+    no learner step for that game. 30 steps of 6 games; the count is checked against the games that ended in
+    the step before each one (none of them restart in a step under the other modes)."""
+    from spoilfive_integrations import bench
+
+    _, vector = bench.make_envs(6, 3, "random", mode)
+    vector.reset(seed=0)
+    step, restarting = vector.step, []
+
+    def recorded_step(actions):
+        restarting.append(ended[0] if mode == "NextStep" else np.zeros(6, bool))
+        observations, rewards, terminated, truncated, infos = step(actions)
+        ended[0] = terminated | truncated
+        return observations, rewards, terminated, truncated, infos
+
+    ended = [np.zeros(6, bool)]
+    vector.step = recorded_step
+    fake_clock(monkeypatch, bench)
+    rate = bench.bench_vector(vector, 30.5, np.random.default_rng(0))  # 30 steps, 31 clock ticks
+    assert len(restarting) == 30
+    if mode == "NextStep":
+        assert any(map(np.any, restarting))  # some games did restart: the count below means something
+    assert rate * 31 == pytest.approx(6 * 30 - sum(map(np.sum, restarting)))
+
+
+def test_bench_after_a_masked_reset_plays_the_new_deals_legal_actions(monkeypatch):
+    """Under disabled autoreset the ended games are dealt anew by reset(options={"reset_mask": ...}): the next
+    actions are chosen from the masks of those new deals, so none is illegal (the env raises on one)."""
+    from spoilfive_integrations import bench
+
+    _, vector = bench.make_envs(8, 3, "random", "Disabled")
+    vector.reset(seed=1)
+    fake_clock(monkeypatch, bench)
+    assert bench.bench_vector(vector, 200.5, np.random.default_rng(1)) == pytest.approx(8 * 200 / 201)
+
+
+def test_bench_command_defaults_and_flags_reach_the_measurement(monkeypatch, capsys):
+    """The command's defaults are the README's (512 games, 4 players against spoiler, 3 rounds of 2 s, seed 0);
+    --seed and the largest --rounds allowed reach the run as given."""
+    from spoilfive_integrations import bench
+
+    runs = []
+
+    def run(num_envs, num_players, opponents, seconds, rounds, seed, envs):
+        runs.append((num_envs, num_players, opponents, seconds, rounds, seed, envs[1].num_envs))
+        return {"rounds": 0}
+
+    monkeypatch.setattr(bench, "run", run)
+    assert bench.main(["--json"]) == 0
+    assert bench.main(["--json", "--num-envs", "8", "--rounds", "1000", "--seed", "5", "--opponents", "random"]) == 0
+    assert runs == [(512, 4, "spoiler", 2.0, 3, 0, 512), (8, 4, "random", 2.0, 1000, 5, 8)]

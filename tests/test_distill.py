@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -466,3 +467,88 @@ def test_targets_of_another_sample_count_are_searched_anew_and_the_checkpoint_ke
     _, checkpoint = load_checkpoint(tmp_path / "x.pt")
     distilled = checkpoint["args"].pop("distilled")
     assert checkpoint["args"] == source["args"] and distilled["samples"] == 2 and distilled["policy"] == "ppo"
+
+
+def test_the_progress_bar_counts_every_searched_decision():
+    """The bar a search is shown with moves by the decisions searched in each call (several games' at once), so
+    at the end it reads the number of decisions recorded."""
+    rules = Rules(num_players=3)
+    counted = []
+    recorder = distill.PIMCRecorder(seed=0, samples=2, progress=SimpleNamespace(update=counted.append))
+    recorder.bind(rules)
+    core = SpoilFiveCore(6, rules=rules, seed=1)
+    while not core.done.all():
+        live = np.flatnonzero(~core.done)
+        actions = np.zeros(core.batch_size, np.int64)
+        actions[live] = recorder.act_batch(core.observe()[live], core.legal_mask()[live])
+        core.step(actions, where=~core.done)
+    assert max(counted) > 1  # some calls searched several decisions
+    assert sum(counted) == len(recorder.recorded()["observations"])
+
+
+def test_the_search_plays_the_policy_it_is_given_and_pimc_none(monkeypatch):
+    """search_targets builds pimc_ppo's recorder with the --policy that plays its rollouts (and its samples);
+    pimc's takes no policy. The tables are stood in for: only what reaches the recorder is checked."""
+    built, played = [], []
+
+    class StandIn:
+        def __init__(self, **options):
+            built.append(options)
+
+        def recorded(self):
+            return synthetic_targets()
+
+    monkeypatch.setattr(distill, "EXPERTS", {"pimc_ppo": (StandIn, 4), "pimc": (StandIn, 128)})
+    monkeypatch.setattr(distill, "evaluate", lambda agents, **table: played.append(table))
+    distill.search_targets(3, 2, 7, policy="runs/x.pt", samples=5)
+    distill.search_targets(4, 1, 8, policy="runs/x.pt", samples=6, expert="pimc")
+    assert [{key: value for key, value in options.items() if key != "progress"} for options in built] == \
+        [{"samples": 5, "policy": "runs/x.pt"}, {"samples": 6}]
+    assert played == [dict(num_players=3, deals=2, seed=7), dict(num_players=4, deals=1, seed=8)]
+
+
+def test_the_held_out_regret_and_agreement_are_over_the_legal_actions_and_averaged():
+    """A network that prefers action 0 of the legal 0-2 (and an illegal action 50 above all): in three rows whose
+    best actions are 0, 1 and 2 it agrees once and gives up 0, 0.3 and 0.7 chips: regret 1/3 a decision, the
+    mean (not the worst row), agreement 1/3; its illegal favourite is never its choice."""
+    from agents.policy import PolicyNet
+
+    net = PolicyNet(hidden=(8,))
+    with torch.no_grad():
+        net.actor_head.weight.zero_()
+        net.actor_head.bias.zero_()
+        net.actor_head.bias[:3] = torch.tensor([1.0, 0.0, -1.0])
+        net.actor_head.bias[50] = 50.0
+    masks = torch.zeros((3, 107), dtype=torch.bool)
+    masks[:, :3] = True
+    values = torch.full((3, 107), distill.ILLEGAL)
+    values[:, :3] = torch.tensor([[0.5, 0.2, 0.1], [0.1, 0.4, 0.0], [0.2, 0.2, 0.9]])
+    regret, agreement = distill.held_out_regret(net, torch.zeros((3, OBS_DIM)), masks, values)
+    assert regret == pytest.approx(1 / 3) and agreement == pytest.approx(1 / 3)
+
+
+def test_the_held_out_decisions_are_never_trained_on():
+    """40 decisions, 5% held out: each epoch trains on the other 38, each once, and never on the 2 held out (the
+    regret they measure would be flattered by a fit to them)."""
+    from agents.policy import PolicyNet
+
+    class Watched(PolicyNet):
+        def logits(self, observations):
+            if torch.is_grad_enabled():  # the fit's forward passes; the regret's run under inference_mode
+                trained.append(observations.clone())
+            return super().logits(observations)
+
+    data, trained = synthetic_targets(), []
+    distill.fit_to_search(Watched(hidden=(8,)), data, epochs=2, batch_size=16, say=lambda _: None)
+    rows = {tuple(row.tolist()) for row in torch.as_tensor(data["observations"]).float()}
+    assert len(rows) == 40
+    epochs = torch.cat(trained).split(38)
+    assert len(epochs) == 2 and all(len({tuple(row.tolist()) for row in epoch}) == 38 for epoch in epochs)
+    assert {tuple(row.tolist()) for row in epochs[0]} == {tuple(row.tolist()) for row in epochs[1]} < rows
+
+
+def test_a_targets_file_that_lacks_an_array_is_searched_again(tmp_path):
+    path = tmp_path / "targets.npz"
+    distill.save_targets(path, {key: value for key, value in synthetic_targets().items() if key != "values"})
+    part, why = distill.read_targets(path)
+    assert part is None and why.startswith("KeyError")

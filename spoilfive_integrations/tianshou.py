@@ -10,7 +10,9 @@ computed, :class:`SeatTrajectories` makes each seat's transitions a trajectory o
 ``obs_next`` becomes that seat's own next decision in the hand, its last decision of the hand
 gets its share of the hand's rewards and is marked terminal for it. GAE then runs over each
 seat's decisions as over a single-agent episode (use ``gamma = 1``: a hand's result is all
-that counts).
+that counts). A hand cut short by truncation (a wrapper's; the env itself never truncates) ends
+every seat's trajectory there as terminal, with the rewards the cut step gave: no seat has an
+observation of its own after the cut to bootstrap from.
 
 It is a drop-in for Tianshou's ``MultiAgentOnPolicyAlgorithm``, built for any table size from
 ``env.agents``; ``examples/tianshou_ppo.py`` maps every seat to one shared ``PPO``::

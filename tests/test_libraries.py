@@ -691,7 +691,8 @@ def test_tianshou_example_trains_and_evaluates():
 def test_tianshou_a_truncated_transition_ends_its_hand_for_every_seat():
     """A transition marked truncated (a time limit, say: this env never truncates by itself) ends its hand as a
     hand's last card does: no seat's decision before it is followed by one after it (each seat's decisions after
-    it are a trajectory of their own), and the seat that moved there is done."""
+    it are a trajectory of their own), and each seat's last decision before it is terminal (the module docstring:
+    no seat has an observation of its own after the cut to bootstrap from)."""
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv, PettingZooEnv
     from tianshou.utils.torch_utils import policy_within_training_step
@@ -715,8 +716,7 @@ def test_tianshou_a_truncated_transition_ends_its_hand_for_every_seat():
         assert last + 1 < len(rows)  # ... and it has one after it
         assert np.array_equal(np.asarray(own.obs_next.obs)[last], stored_next[rows[last]])  # not linked across
         assert np.array_equal(np.asarray(own.obs_next.obs)[last + 1:-1], observations[rows[last + 2:]])
-        if rows[last] == cut:
-            assert np.asarray(own.done)[last]
+        assert np.asarray(own.terminated)[last] and np.asarray(own.done)[last]
 
 
 # ---------------------------------------------------------------------- CleanRL

@@ -6,8 +6,11 @@ No timing is asserted: speed is measured by ``python -m spoilfive_env.bench``, n
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
+import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -352,3 +355,140 @@ def test_ctrl_c_in_a_peers_worker_is_one_line(monkeypatch, capsys):
     assert exit_status(bench.main, ["--worker", "ours:core", "--seconds", "0.05"]) == INTERRUPTED
     captured = capsys.readouterr()
     assert captured.out == "" and stopped_line(captured.err) == "Ctrl-C: measurement stopped, nothing reported"
+
+
+# ---------------------------------------------------------------- what is counted and reported (mutation audit)
+def test_the_aec_loop_deals_a_new_hand_for_every_episode(monkeypatch):
+    """Each timed hand is reset with the next seed: one deal replayed over and over would time one hand's
+    cards only (and cached paths), not random play."""
+    from spoilfive_env import env
+
+    seeds = []
+    game = CountingGame(env(num_players=2))
+    reset = game.reset
+    monkeypatch.setattr(game, "reset", lambda seed=None: (seeds.append(seed), reset(seed=seed)))
+    _, episodes, _ = bench.aec_loop(game, seconds=0.03, seed=7)
+    assert episodes >= 2 and seeds == [7] + [7 + k for k in range(episodes)]  # the untimed warm-up reuses the first
+
+
+def test_bench_core_counts_one_decision_per_game_per_step_after_the_warm_up_for_at_least_the_time_asked(monkeypatch):
+    steps_taken = []
+
+    class CountingCore(bench.SpoilFiveCore):
+        def step(self, actions):
+            steps_taken.append(len(actions))
+            return super().step(actions)
+
+    monkeypatch.setattr(bench, "SpoilFiveCore", CountingCore)
+    result = bench.bench_core(num_players=3, batch_size=5, seconds=0.03, observe=False, seed=2)
+    warm_up = 3
+    # every finished game is restarted at once, so each step plays one card in each of the 5 games
+    assert result["steps"] == len(steps_taken) - warm_up and result["decisions"] == 5 * result["steps"]
+    assert result["seconds"] >= 0.03 and result["decisions_per_second"] == result["decisions"] / result["seconds"]
+
+
+def test_a_peers_worker_measures_ours_with_the_observation_only_for_core_observe():
+    with_observation = bench._ours("core_observe", bench.MIN_SECONDS, 0)
+    without = bench._ours("core", bench.MIN_SECONDS, 0)
+    assert (with_observation["observe"], without["observe"]) == (True, False)
+    assert with_observation["batch_size"] == without["batch_size"] == bench.PEER_BATCH
+
+
+def test_run_worker_gives_the_rate_as_decisions_over_seconds(monkeypatch):
+    def fake_run(command, **kwargs):
+        assert command[command.index("--worker") + 1] == "pgx:leduc_holdem"
+        return subprocess.CompletedProcess(command, 0, stdout='{"worker": "pgx:leduc_holdem", "decisions": 300, '
+                                                                '"seconds": 2.0}\n', stderr="")
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    assert bench.run_worker("pgx:leduc_holdem", 2.0, 0)["decisions_per_second"] == 150.0
+
+
+def test_the_open_spiel_peer_counts_player_decisions_not_chance_outcomes_or_hands(monkeypatch):
+    """A fake ``pyspiel`` game: one chance outcome then three decisions a hand."""
+
+    class State:
+        def __init__(self):
+            self.moves = 0
+
+        def is_terminal(self):
+            return self.moves == 4
+
+        def is_chance_node(self):
+            return self.moves == 0
+
+        def chance_outcomes(self):
+            return [(0, 0.5), (1, 0.5)]
+
+        def information_state_tensor(self):
+            return [0.0]
+
+        def legal_actions(self):
+            return [0, 1]
+
+        def apply_action(self, action):
+            self.moves += 1
+
+    fake = types.SimpleNamespace(load_game=lambda name: types.SimpleNamespace(new_initial_state=State))
+    monkeypatch.setitem(sys.modules, "pyspiel", fake)
+    result = bench._peer_open_spiel("euchre", 0.02, 0)
+    assert result["episodes"] >= 1 and result["decisions"] == 3 * result["episodes"]
+
+
+def test_format_table_gives_each_table_its_own_rates_in_thousands_and_millions():
+    results = [{"kind": "core", "observe": False, "num_players": 4, "batch_size": 64, "decisions_per_second": 2.5e6},
+               {"kind": "core", "observe": True, "num_players": 4, "batch_size": 64, "decisions_per_second": 1.25e6},
+               {"kind": "aec", "observe": True, "num_players": 4, "batch_size": 1, "decisions_per_second": 45_600.0}]
+    report = {"players": [4], "batch_sizes": [64], "results": results, "seconds_per_measurement": 1.0, "note": "n",
+              "spoilfive_version": "x", "python": "3", "numpy": "2", "machine": "m"}
+    lines = bench.format_table(report).splitlines()
+    masks, observed, aec = (lines.index(title) for title in (
+        "core, legal mask + step", "core, legal mask + observation of the player to act + step",
+        "AEC environment, one game (agent_iter + last() + step)"))
+    assert lines[masks + 2].split() == ["4", "2.50M"]
+    assert lines[observed + 2].split() == ["4", "1.25M"]  # the observation table's own rate, not the mask table's
+    assert lines[aec + 2].split() == ["4", "45.6k"]
+
+
+def test_profile_gives_the_aec_decision_in_cpu_microseconds(monkeypatch):
+    """A stand-in AEC loop that burns a known CPU time over 10 decisions: about a tenth of it each, in us."""
+    burned = {}
+
+    def fake_loop(game, seconds, seed=0):
+        start = time.process_time()
+        while time.process_time() - start < 0.05:
+            pass
+        burned["cpu"] = time.process_time() - start
+        return 10, 1, burned["cpu"]
+
+    monkeypatch.setattr(bench, "aec_loop", fake_loop)
+    parts = bench.profile(batch_sizes=(1,), seconds=0.01, count=1)
+    assert parts["aec decision"] == pytest.approx(burned["cpu"] / 10 * 1e6, rel=0.5)  # env making included
+
+
+def test_a_pettingzoo_peer_reports_the_decisions_of_its_loop_not_its_hands(monkeypatch):
+    from spoilfive_env import env
+
+    game = CountingGame(env(num_players=2))
+    monkeypatch.setitem(sys.modules, "pettingzoo.classic.fake_v0", types.SimpleNamespace(env=lambda: game))
+    result = bench._peer_pettingzoo("fake_v0", 0.02, 0)
+    assert result["episodes"] >= 1 and result["decisions"] == game.moves > result["episodes"]
+
+
+def test_the_batch_sizes_are_checked_against_memory_at_the_largest_table(monkeypatch, capsys):
+    checked = []
+
+    def refuse(batch_size, num_players):
+        checked.append((batch_size, num_players))
+        raise ValueError("too large for this machine")
+
+    monkeypatch.setattr(bench, "check_fits_in_memory", refuse)
+    with pytest.raises(SystemExit):
+        bench.main(["--players", "2,10,3", "--batch-sizes", "3", "--quick"])
+    assert checked == [(3, 10)] and "--batch-sizes: too large for this machine" in capsys.readouterr().err
+
+
+def test_summarize_gives_the_median_rates_not_the_means():
+    summary = bench.summarize([1.0, 2.0, 9.0], [4.0, 1.0, 1.0])  # medians 2 and 1; means 4 and 2
+    assert (summary["ours_median"], summary["peer_median"]) == (2.0, 1.0)
+    assert summary["median"] == statistics.median([0.25, 2.0, 9.0])

@@ -289,3 +289,37 @@ def test_ctrl_c_while_the_libraries_load_is_one_line_and_exit_130(name, tmp_path
     assert proc.returncode == INTERRUPTED, proc.stderr[-3000:]
     assert proc.stderr.strip().splitlines() == [f"{name}.py: stopped by Ctrl-C while starting up; nothing was run"]
     assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------------------------------------- sizes
+MEMORY = 2**30
+
+
+@pytest.mark.parametrize("name, flag, bytes_each", [
+    ("tianshou_ppo", "--episodes", lambda m: m.MAX_DECISIONS_PER_HAND * 10 * m.TRANSITION_BYTES),
+    ("torchrl_ppo", "--frames-per-batch", lambda m: 10 * m.FRAME_SEAT_BYTES),
+])
+def test_the_memory_check_counts_every_seat_at_the_table(name, flag, bytes_each, monkeypatch, capsys):
+    """At a table of 10 the storage holds 10 seats' worth: the most it allows fits, one more is refused."""
+    module = example(name)
+    monkeypatch.setattr(module, "physical_memory", lambda: MEMORY)
+    allowed = MEMORY // bytes_each(module)
+    args = module.parse_args(["--num-players", "10", flag, str(allowed)])
+    assert getattr(args, flag[2:].replace("-", "_")) == allowed
+    with pytest.raises(SystemExit):
+        module.parse_args(["--num-players", "10", flag, str(allowed + 1)])
+    assert f"allowed: at most {allowed:,}" in capsys.readouterr().err
+
+
+def test_rllib_takes_as_many_env_runners_as_local_cpus():
+    # each runner takes one CPU of the local Ray: as many as there are CPUs all start
+    args = example("rllib_ppo").parse_args(["--num-cpus", "2", "--num-env-runners", "2"])
+    assert (args.num_cpus, args.num_env_runners) == (2, 2)
+
+
+def test_cleanrl_takes_minibatches_of_exactly_the_fewest_decisions_allowed(tmp_path, monkeypatch):
+    module = example("cleanrl_ppo")
+    monkeypatch.chdir(tmp_path)
+    # 2 games x 2 steps = 4 decisions a rollout, in 2 minibatches of MIN_MINIBATCH = 2
+    args = module.parse_args(["--num-envs", "2", "--num-steps", "2", "--num-minibatches", "2"])
+    assert args.num_envs * args.num_steps // args.num_minibatches == module.MIN_MINIBATCH

@@ -752,3 +752,309 @@ def test_every_example_refuses_a_bad_flag_in_one_line_before_any_work(name, argv
         code, error = stopped.value.code, capsys.readouterr().err
     assert code == 2
     assert says in error and argv[0] in error and len(error.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------- what the examples learn from (mutation audit)
+def load_cleanrl(monkeypatch):
+    """``examples/cleanrl_ppo.py`` as a module registered in ``sys.modules`` (its ``Args`` dataclass looks it up)."""
+    spec = importlib.util.spec_from_file_location("example_cleanrl_ppo", EXAMPLES / "cleanrl_ppo.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+class RecordingVecEnv:
+    """The example's vector env, with what it gave at each step kept."""
+
+    def __init__(self, envs):
+        self.envs, self.masks, self.rewards, self.ended = envs, [], [], []
+
+    def __getattr__(self, name):
+        return getattr(self.envs, name)
+
+    def reset(self, **kwargs):
+        obs, infos = self.envs.reset(**kwargs)
+        self.masks.append(np.asarray(infos["action_mask"], bool).copy())
+        return obs, infos
+
+    def step(self, actions):
+        obs, rewards, terminations, truncations, infos = self.envs.step(actions)
+        self.rewards.append(np.asarray(rewards, float).copy())
+        self.ended.append(np.logical_or(terminations, truncations))
+        self.masks.append(np.asarray(infos["action_mask"], bool).copy())
+        return obs, rewards, terminations, truncations, infos
+
+
+class FakeWriter:
+    def __init__(self, *args, **kwargs):
+        self.scalars = {}
+        writers.append(self)
+
+    def add_text(self, *args):
+        pass
+
+    def add_scalar(self, name, value, step):
+        self.scalars.setdefault(name, []).append((float(value), step))
+
+    def close(self):
+        pass
+
+
+writers: list = []
+SHIFT = 0.5
+
+
+def test_cleanrl_ppo_learns_from_gae_advantages_and_returns_of_the_real_transitions_only(monkeypatch, capsys):
+    """One iteration of the example, its network and env recorded: the transitions it learns from are the
+    rows that are not autoreset steps, with the mask the env gave; the advantage and return of each is
+    GAE(gamma, lambda) worked out forwards, one episode at a time (the hand's reward, no bootstrap past its
+    end, the critic's value of the last observation past the rollout's end); the logged return, steps and
+    explained variance are those of the same transitions. The advantages and returns are read back as the
+    gradients of the loss with respect to stand-in log-probabilities (ratio exactly 1) and values."""
+    module = load_cleanrl(monkeypatch)
+    gamma, lam, games, steps, lr = 0.9, 0.8, 4, 16, 3e-4
+    recorded = {}
+    make_vec = gymnasium.make_vec
+    monkeypatch.setattr(gymnasium, "make_vec",
+                        lambda *args, **kwargs: recorded.setdefault("env", RecordingVecEnv(make_vec(*args, **kwargs))))
+    monkeypatch.setattr(np.random, "shuffle", lambda indices: None)  # the minibatch in rollout order
+    monkeypatch.setattr(module, "SummaryWriter", FakeWriter)
+    writers.clear()
+    rollout, bootstrap, update = [], [], []
+
+    class RecordingAgent(module.Agent):
+        def get_value(self, x):
+            value = super().get_value(x)
+            bootstrap.append(value.flatten().clone())
+            return value
+
+        def get_action_and_value(self, x, mask, action=None):
+            if action is None:  # a rollout step
+                out = super().get_action_and_value(x, mask)
+                rollout.append((x.clone(), mask.clone(), out[0].clone(), out[1].clone(), out[3].flatten().clone()))
+                return out
+            _, _, entropy, _ = super().get_action_and_value(x, mask, action)
+            kept = [(t, g) for t in range(steps) for g in range(games) if t == 0 or not recorded["env"].ended[t - 1][g]]
+            # every other log-probability raised by 0.5: a ratio of e^0.5, beyond the clip range
+            shift = torch.tensor([SHIFT if k % 2 == 0 else 0.0 for k in range(len(kept))])
+            logprob = (torch.stack([rollout[t][3][g] for t, g in kept]) + shift).requires_grad_()
+            value = torch.stack([rollout[t][4][g] for t, g in kept]).reshape(-1, 1).requires_grad_()
+            update.append((x.clone(), mask.clone(), action.clone(), kept, logprob, value))
+            return action, logprob, entropy, value
+
+    monkeypatch.setattr(module, "Agent", RecordingAgent)
+    evaluated = []
+    monkeypatch.setattr(module, "check_against_baselines",
+                        lambda policy, players, deals, seed: evaluated.append((policy, players, deals, seed)))
+    assert module.main(["--total-timesteps", str(games * steps), "--num-envs", str(games), "--num-steps", str(steps),
+                        "--num-minibatches", "1", "--update-epochs", "1", "--no-norm-adv", "--vf-coef", "1",
+                        "--gamma", str(gamma), "--gae-lambda", str(lam), "--learning-rate", str(lr),
+                        "--eval-deals", "6", "--seed", "3"]) == 0
+    env = recorded["env"]
+    assert len(rollout) == steps and len(bootstrap) == 1 and len(update) == 1  # one iteration, one minibatch
+    x, mask, action, kept, logprob, value = update[0]
+    ended = np.array(env.ended)
+    # The policy saw the env's own masks, and the update gets the real transitions only, in rollout order.
+    for t in range(steps):
+        assert torch.equal(rollout[t][1], torch.as_tensor(env.masks[t]))
+    assert torch.equal(x, torch.stack([rollout[t][0][g] for t, g in kept]))
+    assert torch.equal(mask, torch.stack([rollout[t][1][g] for t, g in kept]))
+    assert torch.equal(action, torch.stack([rollout[t][2][g] for t, g in kept]))
+    assert len(kept) < games * steps and ended.sum() >= games  # some hands ended, and their autoreset rows left out
+    # GAE by hand: each kept row's discounted sum of the TD errors of its episode from it on.
+    values = torch.stack([r[4] for r in rollout]).numpy().astype(float)
+    rewards = np.array(env.rewards)
+    last_value = bootstrap[0].numpy().astype(float)
+
+    def td_error(t, g):
+        if ended[t, g]:
+            following = 0.0
+        elif t + 1 < steps:
+            following = values[t + 1, g]
+        else:
+            following = last_value[g]
+        return rewards[t, g] + gamma * following - values[t, g]
+
+    advantages = []
+    for t, g in kept:
+        total, s = 0.0, t
+        while True:
+            total += (gamma * lam) ** (s - t) * td_error(s, g)
+            if ended[s, g] or s + 1 == steps:
+                break
+            s += 1
+        advantages.append(total)
+    advantages = np.array(advantages)
+    kept_values = np.array([values[t, g] for t, g in kept])
+    returns = advantages + kept_values
+    n = len(kept)
+    # loss = mean(max(-A * ratio, -A * clip(ratio))) + 1 * mean((V - R)^2) / 2 - ...: d/dV = (V - R) / n, and
+    # d/dlogprob = -A * ratio / n where the unclipped term is the larger (ratio 1, or e^0.5 with A < 0), else 0.
+    ratio = np.where(np.arange(n) % 2 == 0, np.exp(SHIFT), 1.0)
+    pessimistic = np.where((ratio > 1) & (advantages > 0), 0.0, advantages * ratio)
+    assert np.allclose(-logprob.grad.numpy() * n, pessimistic, atol=1e-4)
+    assert (advantages[::2] > 0).any() and (advantages[::2] < 0).any()  # both sides of the clip are checked
+    assert np.allclose(kept_values - value.grad.numpy().reshape(-1) * n, returns, atol=1e-4)
+    # What it reports: the finished hands' mean return, the real transitions counted, the explained variance.
+    scalars = writers[0].scalars
+    finished, running = [], np.zeros(games)
+    for t in range(steps):
+        running += rewards[t]
+        finished += running[ended[t]].tolist()
+        running[ended[t]] = 0.0
+    assert scalars["charts/episodic_return"] == [(pytest.approx(np.mean(finished)), n)]
+    assert f"episodic_return {np.mean(finished):+.3f}" in capsys.readouterr().out
+    assert scalars["charts/learning_rate"] == [(pytest.approx(lr), n)]  # the first iteration's is not annealed
+    explained = 1 - np.var(returns - kept_values) / np.var(returns)
+    assert scalars["losses/explained_variance"][0][0] == pytest.approx(explained, abs=1e-4)
+    # The evaluation: --eval-deals at the table trained on, the trained actor's most probable legal action.
+    [(policy, players, deals, seed)] = evaluated
+    assert (players, deals, seed) == (4, 6, 4)
+    observations, legal = x.numpy(), mask.numpy()
+    with torch.no_grad():
+        logits = policy.network.actor(x).numpy()
+    assert np.array_equal(policy.act_batch(observations, legal), np.where(legal, logits, -np.inf).argmax(axis=1))
+
+
+@needs_torchrl
+def test_torchrl_example_trains_each_seat_on_its_own_decisions_towards_its_hand_result(monkeypatch, capsys):
+    """The loss sees only the decisions each seat made (one a frame), each valued towards the seat's
+    result of the hand (GAE with gamma = lambda = 1 telescopes to the Monte-Carlo return whatever the
+    other seats did in between); the critic learns; the printed count is of decisions."""
+    example = load_example("torchrl_ppo")
+    batches, seen, critics = [], [], []
+
+    class RecordingCollector(example.Collector):
+        def __iter__(self):
+            for batch in super().__iter__():
+                batches.append(batch)
+                yield batch
+
+    class RecordingLoss(example.ClipPPOLoss):
+        def forward(self, tensordict):
+            seen.append(tensordict.batch_size[0])
+            return super().forward(tensordict)
+
+    mlp = example.MLP
+
+    def recording_mlp(**kwargs):
+        network = mlp(**kwargs)
+        if kwargs["out_features"] == 1:
+            critics.append((network, [p.detach().clone() for p in network.parameters()]))
+        return network
+
+    monkeypatch.setattr(example, "Collector", RecordingCollector)
+    monkeypatch.setattr(example, "ClipPPOLoss", RecordingLoss)
+    monkeypatch.setattr(example, "MLP", recording_mlp)
+    frames = 96
+    assert example.main(["--iterations", "1", "--frames-per-batch", str(frames), "--minibatch-size", "32",
+                         "--epochs", "1", "--hidden", "16", "--eval-deals", "0"]) == 0
+    [batch] = batches
+    acted = batch["agents", "mask"]
+    assert acted.shape[0] == frames and (acted.sum(-1) == 1).all()  # one seat acts a frame
+    assert sum(seen) == frames  # one epoch over the decisions made, not over every seat of every frame
+    assert f"decisions {frames:7d}" in capsys.readouterr().out
+    target = batch["agents", "value_target"][..., 0]
+    reward = batch["next", "agents", "reward"][..., 0]
+    ended = batch["next", "agents", "done"][..., 0].any(-1)
+    checked = 0
+    for t, seat in acted.nonzero().tolist():
+        later = ended[t:].nonzero()
+        if len(later):  # the hand ended within the batch: the seat's summed reward to its end
+            end = t + int(later[0])
+            assert float(target[t, seat]) == pytest.approx(float(reward[t:end + 1, seat].sum()), abs=1e-4)
+            checked += 1
+    assert checked > frames // 2
+    [(critic, before)] = critics
+    assert any(not torch.equal(p, q) for p, q in zip(critic.parameters(), before))  # the critic is trained
+
+
+@needs_tianshou
+def test_tianshou_example_learns_from_exactly_each_iteration_s_hands_for_every_epoch(monkeypatch, capsys):
+    """The buffer holds every decision of the iteration's hands and nothing older (a buffer too small
+    wraps round and mixes time order); the update makes --epochs passes; undiscounted, as every example
+    (an episode is one hand); the printed count is of decisions."""
+    example = load_example("tianshou_ppo")
+    collected, repeats, made = [], [], []
+
+    class RecordingCollector(example.Collector):
+        def collect(self, *args, **kwargs):
+            result = super().collect(*args, **kwargs)
+            collected.append((result.n_collected_steps, len(self.buffer)))
+            return result
+
+    update, ppo = example.SeatTrajectories.update, example.PPO
+    monkeypatch.setattr(example, "Collector", RecordingCollector)
+    monkeypatch.setattr(example.SeatTrajectories, "update",
+                        lambda self, **kwargs: (repeats.append(kwargs["repeat"]), update(self, **kwargs))[1])
+    monkeypatch.setattr(example, "PPO", lambda **kwargs: (made.append(kwargs), ppo(**kwargs))[1])
+    assert example.main(["--num-players", "3", "--iterations", "2", "--episodes", "2", "--hidden", "16",
+                         "--epochs", "2", "--eval-deals", "0"]) == 0
+    assert len(collected) == 2 and all(steps == stored for steps, stored in collected)
+    assert repeats == [2, 2] and made[0]["gamma"] == 1.0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert f"decisions {sum(steps for steps, _ in collected):7d}" in last
+
+
+def test_sb3_example_trains_undiscounted_with_self_play_then_evaluates_greedily_at_its_table(monkeypatch):
+    """The batched route without the learning itself: the model it builds and the calls it makes."""
+    from sb3_contrib import MaskablePPO
+
+    from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+
+    example = load_example("sb3_maskable_ppo")
+    learned, evaluated = [], []
+    monkeypatch.setattr(MaskablePPO, "learn",
+                        lambda self, steps, callback=None: learned.append((self, steps, callback)))
+    monkeypatch.setattr(example, "check_against_baselines",
+                        lambda agent, players, deals, seed: evaluated.append((agent, players, deals, seed)))
+    assert example.main(["--num-envs", "3", "--num-players", "3", "--self-play", "8", "--timesteps", "50",
+                         "--seed", "5", "--eval-deals", "7"]) == 0
+    [(model, steps, callback)] = learned
+    assert steps == 50 and model.gamma == 1.0  # an episode is one hand: its result, undiscounted
+    assert model.n_steps == example.BATCHED_STEPS  # the rollout buffer the memory check was made for
+    assert callback.refresh_steps == 8 and callback.seed == 5
+    venv = model.get_env().venv
+    assert venv.num_envs == 3 and venv.batch.rules.num_players == 3 and venv._seeds[0] == 5
+    [(agent, players, deals, seed)] = evaluated
+    assert (players, deals, seed) == (3, 7, 6)
+    games = SpoilFiveSB3VecEnv(num_envs=64, num_players=3, opponents="random", seed=0)
+    observations, masks = games.reset(), games.action_masks()
+    assert np.array_equal(agent.act_batch(observations, masks), agent.act_batch(observations, masks))  # greedy
+
+
+def test_sb3_example_single_route_plays_against_the_opponents_asked_for(monkeypatch):
+    from sb3_contrib import MaskablePPO
+
+    example = load_example("sb3_maskable_ppo")
+    learned = []
+    monkeypatch.setattr(MaskablePPO, "learn", lambda self, steps, callback=None: learned.append(self))
+    # random, not the env's default opponents (spoiler)
+    assert example.main(["--route", "single", "--opponents", "random", "--timesteps", "10", "--eval-deals", "0"]) == 0
+    env = learned[0].get_env().envs[0].unwrapped
+    assert {agent.name for agent in env.batch.lineup.agents} == {"random"}
+
+
+@needs_torchrl
+def test_torchrl_example_is_reproducible_from_its_seed(capsys):
+    example = load_example("torchrl_ppo")
+    argv = ["--iterations", "1", "--frames-per-batch", "64", "--minibatch-size", "32", "--hidden", "16",
+            "--eval-deals", "0", "--seed", "3"]
+    runs = []
+    for global_seed in (123, 456):
+        torch.manual_seed(global_seed)  # whatever state torch's generator is in
+        assert example.main(argv) == 0
+        runs.append(capsys.readouterr().out.split("critic loss")[-1])
+    assert runs[0] == runs[1]
+
+
+def test_rllib_example_config_is_undiscounted_seeded_and_counts_decisions():
+    """An episode is one hand (its result, undiscounted, as every example); the env's deals come from --seed;
+    --batch-size counts decisions (agent steps), as the floor check_args puts on it does."""
+    example = load_example("rllib_ppo")
+    config = example.build_config(example.parse_args(["--seed", "7", "--num-games", "8", "--batch-size", "96",
+                                                      "--minibatch-size", "32"]))
+    assert config.gamma == 1.0 and config.count_steps_by == "agent_steps"
+    assert config.env_config == {"num_games": 8, "num_players": 4, "seed": 7}
+    assert config.train_batch_size_per_learner == 96

@@ -200,10 +200,19 @@ def edited_checkpoint(tmp_path, critic: str = "local", **changes):
 
 
 def load_script(path: str, module_name: str):
-    """A fresh import of a script of the repository (``train.py``, ``examples/NAME.py``: no package)."""
+    """A fresh import of a script of the repository (``train.py``, ``examples/NAME.py``: no package). It is in
+    ``sys.modules`` while it runs, as an import puts it (a dataclass looks its module up there), and not after."""
     spec = importlib.util.spec_from_file_location(module_name, ROOT / path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    previous = sys.modules.get(module_name)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if previous is None:
+            del sys.modules[module_name]
+        else:
+            sys.modules[module_name] = previous
     return module
 
 

@@ -273,6 +273,21 @@ def test_short_maskable_ppo_run_on_the_batched_vec_env_beats_random():
 
 
 # ---------------------------------------------------------------------- RLlib
+def legal_actions(observations, rng) -> dict:
+    """A uniformly random legal action for each agent asked to act."""
+    return {aid: int(rng.choice(np.flatnonzero(view["action_mask"]))) for aid, view in observations.items()}
+
+
+def illegal_action(view) -> int:
+    """The first action the view's mask forbids."""
+    return int(np.flatnonzero(view["action_mask"] == 0)[0])
+
+
+def dealt(observations) -> dict:
+    """Each agent's observation as a list: what a deal shows."""
+    return {aid: view["observation"].tolist() for aid, view in observations.items()}
+
+
 def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to_act():
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
@@ -286,7 +301,7 @@ def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to
         games = [int(aid[1:].split("_")[0]) for aid in observations]
         assert len(games) == len(set(games))  # one seat to act per game
         assert not set(games) & ended
-        actions = {aid: int(rng.choice(np.flatnonzero(obs["action_mask"]))) for aid, obs in observations.items()}
+        actions = legal_actions(observations, rng)
         observations, rewards, terminateds, truncateds, _ = env.step(actions)
         assert set(actions) <= set(rewards)  # RLlib needs a reward for every agent that acted
         for aid, reward in rewards.items():
@@ -302,7 +317,7 @@ def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to
     observations, _ = env.reset()
     aid = next(iter(observations))
     with pytest.raises(ValueError, match="illegal action"):
-        env.step({aid: int(np.flatnonzero(observations[aid]["action_mask"] == 0)[0])})
+        env.step({aid: illegal_action(observations[aid])})
     with pytest.raises(ValueError, match="num_games=0 is not allowed: it must be a positive integer"):
         SpoilFiveMultiAgentEnv({"num_games": 0})
 
@@ -316,7 +331,7 @@ def test_rllib_env_in_game_mode_pays_every_hand_to_every_seat():
     rng = np.random.default_rng(3)
     done = False
     while not done:
-        actions = {aid: int(rng.choice(np.flatnonzero(obs["action_mask"]))) for aid, obs in observations.items()}
+        actions = legal_actions(observations, rng)
         observations, rewards, terminateds, _, _ = env.step(actions)
         for aid, reward in rewards.items():
             totals[aid] += reward
@@ -332,8 +347,7 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 4, "seed": 0})
     observations, _ = env.reset(seed=0)
     offender = next(iter(observations))
-    illegal = int(np.flatnonzero(observations[offender]["action_mask"] == 0)[0])
-    observations, rewards, terminateds, _, _ = env.step({offender: illegal})
+    observations, rewards, terminateds, _, _ = env.step({offender: illegal_action(observations[offender])})
     game = offender.split("_")[0]
     assert rewards[offender] == -1.0  # the ante of a hand with an empty pool before it
     assert all(terminateds[f"{game}_p{s}"] for s in range(4))
@@ -365,9 +379,6 @@ def test_rllib_a_seeded_reset_deals_the_same_hands_whatever_the_env_was_made_wit
     same env dealt again with ``s`` repeats itself."""
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
-    def dealt(observations):
-        return {aid: view["observation"].tolist() for aid, view in observations.items()}
-
     one = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 1})
     other = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 2})
     first = dealt(one.reset(seed=7)[0])
@@ -394,29 +405,21 @@ def test_rllib_each_env_runner_deals_from_its_seed_plus_its_worker_index():
 
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
-    def dealt(seed, worker_index=0):
+    def dealt_on(seed, worker_index=0):
         config = EnvContext({"num_games": 4, "num_players": 3, "seed": seed}, worker_index=worker_index)
-        return {aid: view["observation"].tolist() for aid, view in SpoilFiveMultiAgentEnv(config).reset()[0].items()}
+        return dealt(SpoilFiveMultiAgentEnv(config).reset()[0])
 
-    assert dealt(5, worker_index=2) == dealt(7)
-    assert dealt(5, worker_index=2) != dealt(5)
+    assert dealt_on(5, worker_index=2) == dealt_on(7)
+    assert dealt_on(5, worker_index=2) != dealt_on(5)
 
 
 def test_rllib_reset_with_seed_0_reseeds_as_any_other_seed_does():
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
     env = SpoilFiveMultiAgentEnv({"num_games": 4, "num_players": 3, "seed": 1})
-    first = {aid: view["observation"].tolist() for aid, view in env.reset(seed=0)[0].items()}
+    first = dealt(env.reset(seed=0)[0])
     env.reset()  # the generator moves on
-    assert {aid: view["observation"].tolist() for aid, view in env.reset(seed=0)[0].items()} == first
-
-
-def legal_actions(observations, rng) -> dict:
-    return {aid: int(rng.choice(np.flatnonzero(view["action_mask"]))) for aid, view in observations.items()}
-
-
-def illegal_action(view) -> int:
-    return int(np.flatnonzero(view["action_mask"] == 0)[0])
+    assert dealt(env.reset(seed=0)[0]) == first
 
 
 def test_rllib_forfeits_are_counted_per_offender_and_last_until_the_next_reset():
@@ -742,28 +745,14 @@ def test_cleanrl_script_runs_as_a_subprocess(tmp_path):
 def test_every_example_refuses_a_bad_flag_in_one_line_before_any_work(name, argv, says, capsys):
     if name == "rllib_ppo":
         pytest.importorskip("ray")
-    if name == "cleanrl_ppo":  # its dataclass needs a real module: run it as a user does
-        done = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *argv], capture_output=True, text=True,
-                              timeout=120)
-        code, error = done.returncode, done.stderr
-    else:
-        with pytest.raises(SystemExit) as stopped:
-            load_example(name).parse_args(argv)
-        code, error = stopped.value.code, capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        load_example(name).parse_args(argv)
+    code, error = stopped.value.code, capsys.readouterr().err
     assert code == 2
     assert says in error and argv[0] in error and len(error.strip().splitlines()) == 1
 
 
 # ---------------------------------------------------------------------- what the examples learn from (mutation audit)
-def load_cleanrl(monkeypatch):
-    """``examples/cleanrl_ppo.py`` as a module registered in ``sys.modules`` (its ``Args`` dataclass looks it up)."""
-    spec = importlib.util.spec_from_file_location("example_cleanrl_ppo", EXAMPLES / "cleanrl_ppo.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
 class RecordingVecEnv:
     """The example's vector env, with what it gave at each step kept."""
 
@@ -812,7 +801,7 @@ def test_cleanrl_ppo_learns_from_gae_advantages_and_returns_of_the_real_transiti
     end, the critic's value of the last observation past the rollout's end); the logged return, steps and
     explained variance are those of the same transitions. The advantages and returns are read back as the
     gradients of the loss with respect to stand-in log-probabilities (ratio exactly 1) and values."""
-    module = load_cleanrl(monkeypatch)
+    module = load_example("cleanrl_ppo")
     gamma, lam, games, steps, lr = 0.9, 0.8, 4, 16, 3e-4
     recorded = {}
     make_vec = gymnasium.make_vec

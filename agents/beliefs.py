@@ -194,11 +194,11 @@ def belief_accuracy(num_players: int = 3, agents: str = "pimc", model: str = "pp
             log_w = play_log_likelihood(play_model, now, holders, discards, steps, rules)
             truth = core.holder[np.repeat(decide, samples)]  # seat 0 views: his relative seats are absolute
             hidden = truth > 0
-            accuracy = ((holders == truth) & hidden).sum(axis=1) / np.maximum(hidden.sum(axis=1), 1)
-            accuracy = accuracy.reshape(len(decide), samples)
+            hidden_count = hidden.sum(axis=1)
+            accuracy = ((holders == truth) & hidden).sum(axis=1) / np.maximum(hidden_count, 1)
             # Playing last to the fifth trick, seat 0 sees no hidden card in the others' hands: no belief to score.
-            placed = hidden.reshape(len(decide), samples, -1)[:, 0].any(axis=1)
-            accuracy = accuracy[placed]
+            placed = hidden_count.reshape(len(decide), samples)[:, 0] > 0
+            accuracy = accuracy.reshape(len(decide), samples)[placed]
             uniform += list(accuracy.mean(axis=1))
             for key, weights in zip(("trick", "hand"), log_w, strict=True):
                 weights = weights.reshape(len(decide), samples)[placed]

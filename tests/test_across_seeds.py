@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_one_line_refusal
 
 from agents import BEST
-from agents.across_seeds import figures_of, format_pooled, main, pool_seeds
+from agents.across_seeds import figures_of, format_pooled, main, plot_seeds, pool_seeds
 from agents.evaluate import evaluate
 from spoilfive_env.cli import BAD_USAGE, json_text
 
@@ -246,6 +246,14 @@ CASES = [
     (["rules-list.json"], ["rules-list.json is not a whole report", "its rules are [1, {}]",
                            "the rules options by name"]),
     (["best-number.json"], ["its best is 5", "not the spec of an agent"]),
+    # Reports that do not hang together: each would be pooled as if it measured what it says.
+    (["lineup-short.json"], ["lineup-short.json is not a whole report", "its lineup is ['greedy', 'spoiler']",
+                             "one a seat"]),
+    (["rules-other-size.json"], ["rules-other-size.json is not a whole report", "for its 3 players"]),
+    (["agents-missing.json"], ["agents-missing.json is not a whole report", "the figures of each agent of its lineup"]),
+    # The fair share is never null (every agent has seats), and true is no share of anything.
+    (["fair-null.json"], ["fair-null.json is not a whole report", "its fair_share is None, not a number"]),
+    (["share-true.json"], ["share-true.json is not a whole report", "its pool_share is True, not a number"]),
 ]
 
 
@@ -272,7 +280,12 @@ def test_bad_files_and_values_are_refused_in_one_line(runs, tmp_path, monkeypatc
                        ("share-above-one.json", lambda report: report["agents"]["greedy"].update(pool_share=2)),
                        ("equity-nan.json", lambda report: report["agents"]["greedy"].update(mean_equity=math.nan)),
                        ("rules-list.json", lambda report: report.update(rules=[1, {}])),
-                       ("best-number.json", lambda report: report.update(best=5))]:
+                       ("best-number.json", lambda report: report.update(best=5)),
+                       ("lineup-short.json", lambda report: report.update(lineup=["greedy", "spoiler"])),
+                       ("rules-other-size.json", lambda report: report["rules"].update(num_players=4)),
+                       ("agents-missing.json", lambda report: report["agents"].pop("spoiler")),
+                       ("fair-null.json", lambda report: report["agents"]["greedy"].update(fair_share=None)),
+                       ("share-true.json", lambda report: report["agents"]["greedy"].update(pool_share=True))]:
         edited = json.loads(json_text(plain[3, 1]))
         edit(edited)
         (tmp_path / name).write_text(json.dumps(edited))  # json_text would write the NaN as null
@@ -369,6 +382,7 @@ def test_no_report_or_one_without_a_lineup_is_refused():
     (lambda plain: {"reports": None}, "reports=None is not allowed: give a list of reports"),  # was a TypeError
     (lambda plain: {"reports": plain[3, 1]}, "reports=a dict is not allowed: give a list of reports"),  # its keys
     (lambda plain: {"sources": ["a"]}, r"sources=\['a'\] is not allowed: give a list of 2 names, one per report"),
+    (lambda plain: {"sources": ["a", "b", "c"]}, r"sources=\['a', 'b', 'c'\] is not allowed: give a list of 2"),
     (lambda plain: {"sources": "ab"}, "sources='ab' is not allowed"),  # its letters were the names
     (lambda plain: {"names": []}, r"names=\[\] is not allowed: give the agent's label"),  # "none of its agents is  ("
     (lambda plain: {"names": 5}, "names=5 is not allowed"),  # was a TypeError
@@ -405,3 +419,114 @@ def test_ctrl_c_while_plotting_keeps_the_figures_and_exits_130(runs, tmp_path, m
     captured = capsys.readouterr()
     assert stopped.value.code == 130 and "greedy at 3 players" in captured.out
     assert captured.err.strip() == f"Ctrl-C: --plot {plot!r} was not written; the figures are above"
+
+
+def test_a_seed_of_0_a_two_player_table_and_an_interval_of_0_are_read_as_a_report_writes_them(runs):
+    """The edges of what agents.evaluate writes: seed 0 (its default), two players (the smallest table), and an
+    interval of 0 (a run whose share never varied, e.g. no pool won by anyone but one seat) are figures, not faults."""
+    two = evaluate(["greedy", "spoiler"], num_players=2, deals=20, seed=0)
+    (group,) = pool_seeds([two])
+    assert group["players"] == 2 and [s["seed"] for s in group["seeds"]] == [0]
+    plain, _ = runs
+    steady = json.loads(json_text(plain[3, 1]))
+    steady["agents"]["greedy"].update(pool_share_ci95=0, equity_ci95=0)
+    (figures,) = pool_seeds([steady])[0]["seeds"]
+    assert figures["share_above_fair_ci95"] == 0 and figures["equity_ci95"] == 0
+
+
+def test_a_rivals_intervals_are_its_own_not_those_of_the_paired_difference(runs):
+    _, paired = runs
+    (group,) = pool_seeds(list(paired.values()), names="random")
+    blocks = [paired[seed]["paired"] for seed in (11, 12)]
+    assert [s["share_above_fair_ci95"] for s in group["seeds"]] == pytest.approx(
+        [100 * b["rival_pool_share_ci95"] for b in blocks])
+    assert [s["equity_ci95"] for s in group["seeds"]] == pytest.approx([b["rival_equity_ci95"] for b in blocks])
+    # (the difference's intervals are another figure: were they read instead, the above would fail)
+    assert all(b["rival_equity_ci95"] != b["equity_difference_ci95"] for b in blocks)
+
+
+def test_a_paired_run_the_agent_lost_pools_its_negative_difference():
+    """The paired difference runs from -1 to 1: random paired with greedy loses to it, and that is a figure."""
+    report = evaluate(["random", "spoiler"], num_players=3, deals=DEALS, seed=11, paired_with="greedy")
+    difference = report["paired"]["pool_share_difference"]
+    assert difference < 0  # random minus greedy on the same deals
+    (group,) = pool_seeds([report])
+    assert group["paired"]["other"] == "greedy"
+    assert group["paired"]["share_difference"] == pytest.approx(100 * difference)
+
+
+def relabelled(report, old, new):
+    """A copy of ``report`` with the agent labelled ``old`` labelled ``new``."""
+    report = json.loads(json_text(report))
+    report["agents"][new] = report["agents"].pop(old)
+    report["lineup"] = [new if label == old else label for label in report["lineup"]]
+    return report
+
+
+def test_what_best_stood_for_keeps_the_options_written_after_it_and_no_other_label_is_best(runs):
+    plain, _ = runs
+    # best with an option changed stood for the day's best with that option changed
+    changed = relabelled(plain[3, 1], "greedy", "best:samples=8")
+    assert figures_of(changed, "best:samples=8")["stood_for"] == BEST + ":samples=8"
+    # an agent whose name merely begins with "best" is not best
+    assert figures_of(relabelled(plain[3, 1], "greedy", "bestish"), "bestish")["stood_for"] is None
+
+
+def test_a_report_that_predates_best_saying_what_it_stood_for_pools_with_one_that_says(runs):
+    """Older reports have no ``best``: nothing to compare, so they are not refused as a different agent."""
+    plain, _ = runs
+    older, newer = (relabelled(plain[3, seed], "greedy", "best") for seed in (1, 2))
+    del older["best"]
+    (group,) = pool_seeds([older, newer], names="best")
+    assert [s["stood_for"] for s in group["seeds"]] == [None, BEST]
+
+
+def test_the_table_counts_every_seeds_deals_and_marks_the_rivals_rows(runs):
+    plain, paired = runs
+    short = evaluate(["greedy", "spoiler"], num_players=3, deals=20, seed=4)  # fewer deals than the others
+    text = format_pooled(pool_seeds([plain[3, 1], short]))
+    assert "greedy at 3 players against 2 x spoiler: 2 seeds, 80 deals" in text
+    rival = format_pooled(pool_seeds(list(paired.values()), names="random"))
+    assert rival.count("(as random, the rival of a paired run)") == 2  # one a seed, none on the mean
+    assert "the rival of a paired run" not in format_pooled(pool_seeds(list(paired.values())))
+
+
+def test_each_seeds_row_shows_its_share_and_equity_with_their_own_intervals(runs):
+    plain, _ = runs
+    (group,) = pool_seeds([plain[3, seed] for seed in (1, 2, 3)])
+    text = " ".join(format_pooled([group]).split())
+    for s in group["seeds"]:
+        assert (f"{s['seed']} {s['share_above_fair']:+.2f} ± {s['share_above_fair_ci95']:.2f} "
+                f"{s['equity']:+.3f} ± {s['equity_ci95']:.3f}") in text
+
+
+def test_a_target_of_0_the_fair_share_itself_is_still_a_target(runs):
+    plain, _ = runs
+    (group,) = pool_seeds([plain[3, seed] for seed in (1, 2, 3)], target=0)
+    assert f"seeds at fair + 0: {group['seeds_at_target']} of 3" in format_pooled([group])
+
+
+def test_the_plot_shows_each_seeds_share_and_interval_the_mean_and_the_target_line(runs, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import agents.across_seeds as across_seeds
+
+    plain, _ = runs
+    (group,) = pool_seeds([plain[3, seed] for seed in (1, 2, 3)], target=0)  # 0: the fair share, a line too
+    saved = []
+    monkeypatch.setattr(across_seeds, "save_figure", lambda fig, path: saved.append(fig))
+    plot_seeds([group], "seeds.png")
+    (ax,) = saved[0].axes
+
+    def drawn(container):
+        """The points of an error bar and the half-widths of their bars."""
+        points, _, (bars,) = container.lines
+        return list(points.get_ydata()), [(top - bottom) / 2 for (_, bottom), (_, top) in bars.get_segments()]
+
+    seeds, mean = ax.containers  # the seeds, then the mean, as drawn
+    assert drawn(seeds) == (pytest.approx([s["share_above_fair"] for s in group["seeds"]]),
+                            pytest.approx([s["share_above_fair_ci95"] for s in group["seeds"]]))
+    assert drawn(mean) == (pytest.approx([group["share_above_fair"]]), pytest.approx([group["share_above_fair_ci95"]]))
+    assert [list(line.get_ydata()) for line in ax.lines if line.get_linestyle() == "--"] == [[0, 0]]
+    import matplotlib.pyplot as plt
+
+    plt.close(saved[0])

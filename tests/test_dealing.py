@@ -143,6 +143,42 @@ def test_a_problem_without_a_deal_or_too_large_is_left_to_the_caller(monkeypatch
     assert not ok[0]
 
 
+def test_rows_that_differ_only_in_how_many_cards_each_seat_needs_are_dealt_each_to_its_own_counts():
+    """Rows are solved once per problem, and the counts are part of the problem: the same unseen cards and
+    restrictions with other counts is another problem."""
+    one_two = problem(3, ["AC", "KC", "QD", "2H"], [0, 1, 2], {1: ["AC"], 2: ["KC"]})
+    two_one = problem(3, ["AC", "KC", "QD", "2H"], [0, 2, 1], {1: ["AC"], 2: ["KC"]})
+    rows = [one_two, two_one] * 50
+    ok, drawn = deal_uniform(*(np.array([r[i] for r in rows]) for i in range(3)), np.random.default_rng(0))
+    assert ok.all()
+    for row, (_, slots, _) in enumerate(rows):
+        assert [(drawn[row] == seat).sum() for seat in (1, 2)] == slots[1:].tolist()
+
+
+def test_seats_alike_keep_their_own_counts_and_a_restriction_far_down_the_unseen_cards_still_counts():
+    """Seats 1 and 2 may not hold the AC (one group) and need 1 and 3 cards; seats 3 and 4 are barred only from
+    the last two of the ten unseen cards, one each: two groups, each kept off its own card."""
+    unseen = sorted(["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "KH"], key=card_index)
+    unknown, slots, forbidden = problem(5, unseen, [0, 1, 3, 2, 2], {1: ["AC"], 2: ["AC"], 3: [unseen[-2]],
+                                                                    4: [unseen[-1]]})
+    ok, drawn = deal_uniform(np.repeat(unknown[None], 2000, 0), np.repeat(slots[None], 2000, 0),
+                             np.repeat(forbidden[None], 2000, 0), np.random.default_rng(3))
+    assert ok.all()
+    for seat in range(1, 5):
+        assert ((drawn == seat).sum(axis=1) == slots[seat]).all()
+        assert not ((drawn == seat) & forbidden[seat]).any()
+
+
+def test_a_problem_is_left_to_the_caller_exactly_where_its_count_tensor_passes_max_cells(monkeypatch):
+    """The ten-player shape: two groups of one place each (a 2 x 2 tensor over their places) and, at most,
+    three cards of one type (JC, 3D and 9D, which either may hold) to count on a last axis of 4: 16 cells."""
+    unknown, slots, forbidden = (x[None] for x in problem(*TEN_PLAYER_LAST_TRICK))
+    monkeypatch.setattr(dealing, "MAX_CELLS", 16)
+    assert deal_uniform(unknown, slots, forbidden, np.random.default_rng(0))[0].all()
+    monkeypatch.setattr(dealing, "MAX_CELLS", 15)
+    assert not deal_uniform(unknown, slots, forbidden, np.random.default_rng(0))[0].any()
+
+
 def barred_by_observation(info, row, unseen):
     """``(n, 52)``: the unseen cards each seat cannot hold, read from the observation alone: a
     suit it showed void in, and the ace of trumps for anyone past his first turn (no robbing)."""

@@ -360,6 +360,19 @@ def test_illegal_action_later_in_the_hand():
     assert_same_snapshot(before, snapshot(game))
 
 
+def test_an_action_id_out_of_range_is_refused_even_where_it_would_wrap_onto_a_legal_one():
+    """107 past a legal id, or 107 before it, is no action: it must not be read as the legal id it wraps onto."""
+    game = env(num_players=3)
+    game.reset(options=fixed_deal())
+    legal = card_index("5S")
+    assert game.observe("player_0")["action_mask"][legal]
+    before = snapshot(game)
+    for action in (legal + NUM_ACTIONS, legal - NUM_ACTIONS):
+        with pytest.raises(ValueError, match=f"illegal action {action} for player_0"):
+            game.step(action)
+        assert_same_snapshot(before, snapshot(game))
+
+
 BAD_DEALS = {
     "duplicate in hands": ({"hands": [["5S", "JS", "AH", "KC", "KD"], ["5S", "3C", "4C", "6C", "7C"],
                                       ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "5S"),
@@ -369,6 +382,8 @@ BAD_DEALS = {
     "six cards": ({"hands": [["5S", "JS", "AH", "KC", "KD", "QD"], ["2C", "3C", "4C", "6C", "7C"],
                              ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "5"),
     "too few seats": ({"hands": fixed_deal()["hands"][:2], "turnup": "KS"}, "3"),
+    "too many seats": ({"hands": [*fixed_deal()["hands"], ["8C", "9C", "QC", "8D", "9D"]], "turnup": "KS"},
+                       "one list of 5 cards for each of the 3 seats"),
     "unknown card": ({"hands": [["5S", "JS", "AH", "KC", "ZZ"], ["2C", "3C", "4C", "6C", "7C"],
                                 ["2D", "3D", "4D", "6D", "7D"]], "turnup": "KS"}, "ZZ"),
     "card index out of range": ({"hands": [[52, "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"],
@@ -469,6 +484,15 @@ def test_card_text_forms():
 
 
 # ---------------------------------------------------------------- rewards
+
+
+def test_the_raw_env_rewards_equity_by_default_as_env_does():
+    """With a pool of 6 carried over the two reward modes differ (at pool 0 they agree): the equity of the hand,
+    not its chips."""
+    game = raw_env(num_players=3)
+    game.reset(options={**fixed_deal(), "pool": 6})
+    play_cards(game, *TRUMPS_FIRST, "claim")
+    assert [game.rewards[f"player_{i}"] for i in range(3)] == pytest.approx([9 * 2 / 3, -9 / 3, -9 / 3])
 
 
 @pytest.mark.parametrize("reward", ["equity", "chips"])
@@ -586,3 +610,25 @@ def test_hand_mode_episode_is_one_hand_and_game_mode_several():
     game.reset(seed=2)
     play_out(game)
     assert 3 <= game.unwrapped.core.hand_index[0] <= 5
+
+
+def test_a_seat_may_start_in_debt_down_to_the_engines_least_chip_count():
+    """``chips`` may be negative (a seat in debt, which game mode reaches): the engine's counters go down to
+    CHIPS_MIN, and the seat pays its ante as any other."""
+    debt, credit = env(num_players=3), env(num_players=3)
+    debt.reset(options={"chips": [-5, 20, 20]})
+    credit.reset(options={"chips": [5, 20, 20]})
+    assert (debt.unwrapped.core.chips[0] - credit.unwrapped.core.chips[0]).tolist() == [-10, 0, 0]
+
+
+def test_the_pool_a_team_cannot_share_evenly_stays_in_the_pool_and_the_infos_say_so():
+    """Partnerships at 4: a pool of 5 carried over and 4 spoil antes is 9; player_0 takes three tricks for
+    the team of seats 0 and 2, who take 4 chips each, and the odd chip stays in the pool."""
+    game = env(num_players=4, partnerships=True)
+    hands = [["5S", "JS", "AH", "KC", "KD"], ["2C", "3C", "4C", "6C", "7C"], ["2D", "3D", "4D", "6D", "7D"],
+             ["8C", "9C", "QC", "8D", "9D"]]
+    game.reset(options={"dealer": 3, "turnup": "KS", "pool": 5, "hands": hands})
+    play_cards(game, "5S", "2C", "2D", "8C", "JS", "3C", "3D", "9C", "AH", "4C", "4D", "QC", "claim")
+    info = game.infos["player_3"]
+    assert info["winner"] == 0 and info["tricks"] == [3, 0, 0, 0]
+    assert info["chips"] == [19 + 4, 19, 19 + 4, 19] and info["pool"] == 1

@@ -232,13 +232,14 @@ def test_stops_in_partnerships_are_a_team_s_two_tricks_faced_by_the_other_team()
     assert stopped[0].tolist() != [False, False, False, True]
 
 
-def played(hands: list[str], dealer: int, plays: str, **rules):
-    """One hand-made deal (clubs trump: the 9C turned), dealt by ``dealer`` and played card by card."""
+def played(hands: list[str], dealer: int, plays: str, turnup: str = "9C", **rules):
+    """One hand-made deal (clubs trump: the 9C turned, unless ``turnup`` says otherwise), dealt by ``dealer`` and
+    played card by card."""
     from spoilfive_env.core import SpoilFiveCore
 
     core = SpoilFiveCore(1, rules=Rules(num_players=len(hands), **rules), deal=False)
     core.reset(hands=np.array([[[card_index(c) for c in hand.split()] for hand in hands]]),
-               turnups=np.array([card_index("9C")]), dealers=np.array([dealer]))
+               turnups=np.array([card_index(turnup)]), dealers=np.array([dealer]))
     for card in plays.split():
         core.step(np.array([card_index(card)]))
     return core
@@ -302,6 +303,45 @@ def test_friendly_fire_reads_the_trick_in_playing_order_from_the_leader(card, ov
     assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
 
 
+@pytest.mark.parametrize("card, overtakes", [("KC", True), ("4C", False)])
+def test_friendly_fire_counts_the_ace_of_clubs_card_index_0_as_a_card_in_the_trick(card, overtakes):
+    """Diamonds trump (the 9D turned), nobody holds a diamond or the AH. Seat 1 takes tricks 1 and 2 (a threat, on
+    two) and seat 0 trick 3; in trick 4 seat 0 leads the AC, card index 0, and seat 1 plays under it with the 5C.
+    Seat 2 may overtake his fellow with the KC or play the 4C: the trick's best card, the one beating the threat,
+    is the AC, whose index 0 is a card played like any other (an empty place of a trick is -1).
+    Mutant killed: a trick's card counted as played only when its index is above 0 (S04)."""
+    core = played(["2S 5S JS AC 8S", "KS QS 6S 5C 10S", "3S 4S 7S KC 4C"], 2, "2S KS 3S QS 4S 5S 6S 7S JS AC 5C",
+                  turnup="9D")
+    assert int(core.current[0]) == 2 and int(core.leader[0]) == 0 and core.tricks_won[0].tolist() == [1, 2, 0]
+    chance, overtook = overtake_events(core, np.array([card_index(card)]))
+    assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
+
+
+def test_the_tricks_a_step_completed_are_each_trick_once_with_the_seat_that_took_it():
+    """Random hands at 4 players: the tricks that trick_winners reports step by step are each hand's tricks in
+    order, each once, and credit each seat with the tricks the core counted for it at the hand's end (whether the
+    hand ended after three tricks, a failed or won jink, or an early spoil).
+    Mutant killed: every game reported as completing a trick on every step, the trick in play credited (S22)."""
+    from agents.spoiling import trick_winners
+    from spoilfive_env.core import SpoilFiveCore
+
+    core = SpoilFiveCore(300, rules=Rules(num_players=4), seed=11)
+    rng = np.random.default_rng(11)
+    taken = np.zeros((300, 4), np.int64)
+    reported = [[] for _ in range(300)]
+    while not core.done.all():
+        mask = core.legal_mask()
+        before = core.trick_number.copy()
+        core.step(np.argmax(rng.random(mask.shape) * mask, axis=1))
+        games, trick, seat = trick_winners(core, before)
+        np.add.at(taken, (games, seat), 1)
+        for game, index in zip(games.tolist(), trick.tolist()):
+            reported[game].append(index)
+    assert all(tricks == list(range(len(tricks))) for tricks in reported)
+    assert (taken == core.last_tricks).all()
+    assert {len(tricks) for tricks in reported} >= {3, 5}  # hands won early and hands played out
+
+
 def test_stops_on_a_hand_made_hand():
     # 3 players: seat 0 takes tricks 1 and 2, seat 1 takes 3, seat 2 takes 4 and 5: spoiled.
     trick_winner = np.array([[0, 0, 1, 2, 2],
@@ -315,6 +355,10 @@ def test_stops_on_a_hand_made_hand():
     # (the fifth trick, not played, is nobody's: no seat is on two)
     faced, stopped = stops(np.array([[0, 1, 2, 3, -1]]), np.array([-1]), 4)
     assert not faced.any() and not stopped.any()
+    # the last seat is a seat like the others: seat 2 of 3 on two after trick 2, stopped by seats 0 and 1
+    # (mutant killed: the sides counted up to the second-highest only, the last seat never a threat, S32)
+    faced, stopped = stops(np.array([[2, 2, 0, 1, 1]]), np.array([-1]), 3)
+    assert faced.tolist() == [[True, True, False]] and stopped.tolist() == [[True, True, False]]
 
 
 def test_json_and_plot(tmp_path, capsys):

@@ -89,6 +89,9 @@ def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def trick_winners(core, trick_number_before: np.ndarray):
     """The tricks that the last ``core.step`` completed: ``(games, trick index, winning seat)``.
 
+    For a core in ``mode="hand"``, as :mod:`agents.evaluate` plays: in game mode a step that ends a hand
+    also deals the next, whose trick count starts again, so that hand's last trick would go unreported.
+
     Args:
         core: the core just stepped (a completed trick's winner leads the next one).
         trick_number_before: ``core.trick_number`` copied before the step ``(B,)``.

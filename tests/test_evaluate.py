@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -215,6 +216,7 @@ def test_bad_arguments_raise_value_error():
     ({"rules": {"num_players": 3}}, "rules=.* is not allowed: give a Rules"),
     ({"shards": 0}, "shards=0 is not allowed"),  # was ignored without ray
     ({"shards": "2"}, "shards='2' is not allowed"),
+    ({"shards": 2.5}, "shards=2.5 is not allowed"),  # a fraction of a task: refused, not rounded
     ({"shards": 4}, "shards=4 is for ray=: give ray= too"),  # was ignored without ray
 ])
 def test_odd_seed_rules_and_shards_are_refused_in_words(odd, says):
@@ -573,6 +575,116 @@ def test_the_blocks_of_the_shards_hold_every_deal_once_in_order():
             covered = [deal for first, stop in shard_ranges(num_blocks(deals), shards)
                        for deal in range(deals)[first * BLOCK_DEALS:stop * BLOCK_DEALS]]
             assert covered == list(range(deals)), (deals, shards)
+
+
+class _Ref:
+    """A stand-in task's result (hashable, as Ray's object refs are)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class StandInRay:
+    """The parts of Ray that :func:`agents.sharding.run_on_ray` calls, played in this process: a task runs when it
+    is submitted, and ``wait`` hands back the last one first (a cluster finishes them in any order)."""
+
+    def __init__(self, cpus: int):
+        self.cpus, self.tasks = cpus, []
+
+    def cluster_resources(self):
+        return {"CPU": float(self.cpus), "GPU": 1.0, "memory": 1e9}
+
+    def remote(self, **options):
+        return lambda function: SimpleNamespace(remote=lambda *args: self._submit(function, args))
+
+    def _submit(self, function, args):
+        self.tasks.append(args)
+        return _Ref(function(*args))
+
+    def put(self, value):
+        return value
+
+    def wait(self, refs, num_returns=1):
+        return refs[-num_returns:], refs[:-num_returns]
+
+    def get(self, refs):
+        return [ref.value for ref in refs]
+
+
+def test_shards_played_as_tasks_merge_into_the_single_process_run_one_task_a_cpu_by_default(monkeypatch):
+    """run_on_ray cuts the blocks into shards, plays each as a task from its own first block and puts the parts back
+    in deal order, whatever order the tasks finish in: the outcome is the single-process one, deal for deal. With
+    no ``shards`` there is one task per CPU of the cluster (not per GPU). No cluster: Ray's calls are stood in for.
+    Mutants killed: the tasks' parts merged in the order they finish (S28), a shard played from block 0 (S19, S25),
+    a deal played by two shards (S24), every shard given all the dealers (S30), one task whatever the CPUs (S23),
+    GPUs counted as CPUs (S18)."""
+    import agents.sharding
+    from agents.sharding import BLOCK_DEALS, run_on_ray
+
+    rules = Rules(num_players=3)
+    hands, turnups, dealers = make_deals(3, 2 * BLOCK_DEALS + 17, seed=4)
+    specs, lineup = distinct_specs(["random", "greedy"], 3)
+    whole = play_tournament(build_agents(specs, 4), lineup, rules, hands, turnups, dealers, seed=4)
+    for shards, tasks in ((None, 3), (2, 2)):
+        ray = StandInRay(cpus=3)
+        monkeypatch.setattr(agents.sharding, "connect", lambda address, option, ray=ray: ray)
+        out = run_on_ray(specs, lineup, rules, hands, turnups, dealers, 4, 8192, address=True, shards=shards)
+        assert len(ray.tasks) == tasks
+        # each task is told the tournament's place of its first block, and gets that block's deals on
+        assert [task[7] for task in ray.tasks] == ([0, 1, 2] if tasks == 3 else [0, 2])
+        assert sum(len(task[4]) for task in ray.tasks) == len(turnups)
+        assert out.keys() == whole.keys()
+        for key, value in whole.items():
+            np.testing.assert_array_equal(out[key], value, err_msg=f"{key} with shards={shards}")
+
+
+def test_run_on_ray_refuses_bad_shards_before_joining_a_cluster(monkeypatch):
+    """Called directly (not through evaluate, which checks too), a bad ``shards`` is refused before any Ray work.
+    Mutant killed: run_on_ray's own check of shards left out (S29)."""
+    import agents.sharding
+
+    monkeypatch.setattr(agents.sharding, "connect", lambda *args, **kwargs: pytest.fail("Ray was joined"))
+    rules = Rules(num_players=3)
+    hands, turnups, dealers = make_deals(3, 4, seed=0)
+    specs, lineup = distinct_specs(["greedy"], 3)
+    for shards in (0, -1, 1.5, "2"):
+        with pytest.raises(ValueError, match=f"shards={shards!r} is not allowed: it must be a positive integer"):
+            agents.sharding.run_on_ray(specs, lineup, rules, hands, turnups, dealers, 0, 64, shards=shards)
+
+
+def test_ray_false_plays_here_and_any_address_asks_for_a_cluster():
+    """evaluate's ``ray=False`` is the same as None: play in this process (so ``shards`` is refused with it), while
+    True, '' (a local cluster), 'auto' and 'HOST:PORT' ask for Ray.
+    Mutant killed: ray=False taken as a cluster's address (S20)."""
+    from agents.sharding import plays_on_ray
+
+    assert not plays_on_ray(None) and not plays_on_ray(False)
+    assert all(plays_on_ray(value) for value in (True, "", "auto", "127.0.0.1:6379"))
+    with pytest.raises(ValueError, match="shards=2 is for ray="):
+        evaluate(["greedy", "random"], 3, deals=2, ray=False, shards=2)
+
+
+def test_each_agent_is_reseeded_every_256_deals_from_seed_agent_and_block():
+    """README: deals are played in blocks of 256, and agent ``a`` draws in block ``b`` from a stream reseeded
+    from ``SeedSequence([seed, a, b])`` (``block_seed``: its first two 32-bit words, high word first), so a
+    kept report replays to the digit. An agent with its own reseed is played one block at a time: the seeds it
+    is given are those of each block in turn.
+    Mutants killed: blocks of 128 deals (S01), agent and block swapped in the seed (S02), the two words swapped
+    (S03), the low word dropped (S04)."""
+    from agents.sharding import block_seed
+
+    seeds = []
+
+    class Recording(OwnStream):
+        def reseed(self, seed):
+            super().reseed(seed)
+            seeds.append(seed)
+
+    evaluate(["greedy", Recording(0)], 2, deals=300, seed=6)  # 300 deals: blocks 0 and 1
+    words = [np.random.SeedSequence([6, 1, block]).generate_state(2, np.uint32) for block in (0, 1)]
+    expected = [int(high) << 32 | int(low) for high, low in words]
+    assert seeds == expected == [block_seed(6, 1, 0), block_seed(6, 1, 1)]
+    assert all(seed >= 2**32 and seed % 2**32 for seed in expected)  # (both words count)
 
 
 class OwnStream(Agent):

@@ -113,6 +113,18 @@ def test_decode_rejects_wrong_shapes_and_non_observations():
         decode_observation(np.zeros(OBS_DIM, np.float32))
 
 
+def test_decode_takes_one_observation_not_a_batch_of_them():
+    """One vector of shape (OBS_DIM,): a batch of one (what observe() returns for one game) is refused with the shape
+    it should have, not read block by block along the wrong axis.
+    Mutant killed: only the last axis's length checked (O47)."""
+    batch = SpoilFiveCore(1, seed=3).observe()
+    assert decode_observation(batch[0])["num_players"] == 4
+    for wrong in (batch, batch[None], batch[0, :1].reshape(())):
+        says = rf"an observation has shape \({OBS_DIM},\), got {re.escape(str(wrong.shape))}"
+        with pytest.raises(ValueError, match=says):
+            decode_observation(wrong)
+
+
 # ---------------------------------------------------------------- decoding against the state
 
 
@@ -225,6 +237,41 @@ def test_the_past_num_hands_flag_is_set_from_the_game_s_last_hand_on():
             np.testing.assert_array_equal(obs_module.numpy_observation(core, seats)[:, flag], past)
         at_boundary += int((core.hand_index == rules.num_hands).sum())
     assert at_boundary > 0  # (the boundary was reached, not only passed or never met)
+
+
+def test_chips_and_the_pool_are_given_in_twentieths_from_the_viewer_s_seat():
+    """The layout table says chips / 20 and pool / 20. decode_observation reads them back with the same
+    constant, so the round trips would not see another scale; a network trained on one would misread it.
+    Mutant killed: CHIP_SCALE 10, not 20 (O01; the suite caught it only through a bound's wording)."""
+    rules = Rules(num_players=4, num_hands=3)
+    core = SpoilFiveCore(16, rules=rules, mode="game", seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        for seat in range(rules.num_players):
+            vectors = core.observe(np.full(core.batch_size, seat, np.int8))
+            # relative seat k is absolute seat seat + k: the viewer's own stack first
+            np.testing.assert_allclose(vectors[:, SLICES["chips"]][:, :4] * 20, np.roll(core.chips, -seat, axis=1),
+                                       atol=1e-4)
+            np.testing.assert_allclose(vectors[:, SLICES["pool"]][:, 0] * 20, core.pool, atol=1e-4)
+        core.step(random_legal(rng, core.legal_mask()), where=~core.done)
+    assert len(np.unique(core.chips)) > 3 and core.pool.max() > 4  # stacks and pools that moved
+
+
+def test_every_observation_lies_within_the_bounds_negative_chips_included():
+    """RULES.md: chips may go negative (a player is never dropped), so the chips block's lower bound is -inf,
+    not 0: an env's observation space (and the agents' check against it) must hold such a stack. Starting
+    with no chips, the first ante makes every stack negative.
+    Mutant killed: the chips block's lower bound 0 (O10)."""
+    low, high = obs_module.observation_bounds()
+    rules = Rules(num_players=3, starting_chips=0, num_hands=3)
+    core = SpoilFiveCore(32, rules=rules, mode="game", seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        for seat in range(rules.num_players):
+            vectors = core.observe(np.full(core.batch_size, seat, np.int8))
+            assert ((vectors >= low) & (vectors <= high)).all()
+        core.step(random_legal(rng, core.legal_mask()), where=~core.done)
+    assert core.chips.min() < 0
 
 
 def test_observation_is_a_fresh_array():

@@ -188,6 +188,71 @@ def test_a_server_that_is_not_a_ray_head_is_refused_in_one_line_at_once(not_a_ra
     assert "it is not a Ray head" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_what_is_not_host_port_is_refused_and_a_closed_port_is_named_as_closed():
+    """reachable() answers in words: an address without a host or a numeric port is not HOST:PORT, and a port
+    nobody listens on says the connection was refused (not that a server answered there).
+    Mutants killed: ':PORT' taken (S08), a port that is not a number taken (S09), a refused connection left to
+    the gRPC question, which then calls it a server that is no Ray head (S10)."""
+    import socket
+
+    from agents.sharding import reachable
+
+    for address in (":6379", "localhost", "localhost:", "localhost:port", "localhost:-1"):
+        assert reachable(address) == "it is not HOST:PORT", address
+    with socket.socket() as probe:  # a port that was free a moment ago, and is closed now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    why = reachable(f"127.0.0.1:{port}")
+    assert why is not None and "refused" in why.lower() and "Ray head" not in why, why
+
+
+class StandInRayModule:
+    """``ray`` as :func:`agents.sharding.connect` uses it: whether a session runs, and the ``init`` calls made."""
+
+    def __init__(self, running: bool = False):
+        self.running, self.inits = running, []
+
+    def is_initialized(self):
+        return self.running
+
+    def init(self, **options):
+        self.inits.append(options)
+
+
+def test_connect_starts_joins_or_reuses_a_cluster_as_its_address_says(monkeypatch):
+    """None, True, '' and 'local' start a local cluster, 'auto' joins the one `ray start` made, HOST:PORT that
+    head; spaces around an address do not count; a session already running is reused, not started again.
+    No cluster: the ray module is stood in for.
+    Mutants killed: None not a local cluster (S12), spaces kept (S13), 'auto' refused (S14), HOST:PORT joined
+    as 'auto' (S15), a running session started again (S16)."""
+    import agents.sharding
+    from agents.sharding import connect
+
+    for address, joined in ((None, "local"), (True, "local"), ("", "local"), (" local ", "local"), ("auto", "auto"),
+                            (" auto\n", "auto"), ("10.1.2.3:6379", "10.1.2.3:6379")):
+        if isinstance(address, str) and ":" in address:
+            monkeypatch.setattr(agents.sharding, "reachable", lambda address: None)  # as if a head answered there
+        module = StandInRayModule()
+        monkeypatch.setitem(sys.modules, "ray", module)
+        assert connect(address) is module
+        assert [init["address"] for init in module.inits] == [joined], address
+    running = StandInRayModule(running=True)
+    monkeypatch.setitem(sys.modules, "ray", running)
+    assert connect("10.1.2.3:6379") is running and running.inits == []
+
+
+def test_an_address_nobody_answers_at_is_refused_in_the_words_of_its_caller(monkeypatch):
+    """A function's keyword shows the value as Python wrote it (``ray='x'``), a command's flag as typed (``--ray x``).
+    Mutant killed: the two wordings swapped (S17)."""
+    from agents.sharding import connect
+
+    monkeypatch.setitem(sys.modules, "ray", StandInRayModule())
+    with pytest.raises(ValueError, match=r"^ray='nohost': no Ray cluster answers there \(it is not HOST:PORT\)"):
+        connect("nohost", option="ray=")
+    with pytest.raises(ValueError, match=r"^--ray nohost: no Ray cluster answers there \(it is not HOST:PORT\)"):
+        connect("nohost")
+
+
 # ---------------------------------------------------------------- training with rollout workers
 torch = pytest.importorskip("torch")
 

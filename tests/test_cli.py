@@ -197,6 +197,43 @@ def test_train_takes_the_largest_allowed_values(train):
                                          pfsp_temperature=0.001))  # and the coldest draw
 
 
+def test_train_takes_the_smallest_allowed_values_and_names_of_the_longest_length(train):
+    """Each check's boundary is allowed: one table size, one game per table size, the smallest hidden width,
+    the smallest and largest table sizes to evaluate, a run and an experiment name of exactly 200 characters."""
+    train.check_args(dataclasses.replace(train.Args(), min_players=4, max_players=4, num_games=1))
+    train.check_args(dataclasses.replace(train.Args(), num_games=4, hidden="1", eval_players="2,10"))
+    train.check_args(dataclasses.replace(train.Args(), run_name="r" * train.MAX_NAME, exp_name="e" * train.MAX_NAME))
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_train_refuses_a_run_name_that_is_the_runs_folder_or_its_parent(train, name):
+    """"--run-name .." would put the run beside --runs-dir, not in it."""
+    for option in ("run_name", "exp_name"):
+        with pytest.raises(ValueError, match=re.escape(f"{train.flag(option)} {name!r} is not allowed: a name, not a")):
+            train.check_args(dataclasses.replace(train.Args(), **{option: name}))
+
+
+def test_train_refuses_a_rollout_one_byte_larger_than_the_memory_and_takes_one_that_fits(train, monkeypatch):
+    args = train.Args()
+    needed = train.rollout_bytes(args)
+    monkeypatch.setattr(train, "physical_memory", lambda: needed)
+    train.check_args(args)  # exactly fits
+    monkeypatch.setattr(train, "physical_memory", lambda: needed - 1)
+    with pytest.raises(ValueError, match="--num-games 4096 with --hands-per-game 1 needs about"):
+        train.check_args(args)
+
+
+def test_train_takes_ray_and_workers_together_on_resume_too_and_refuses_workers_alone(train, tmp_path, capsys):
+    """Where the rollouts run is this command's, a resumed run's too; --workers alone would be ignored. Giving
+    a resumed run's --pfsp-temperature is refused as any other of its settings, not as an idle one."""
+    args = train.parse_args(["--resume", "--ray", "auto", "--workers", "3"])
+    assert (args.resume, args.ray, args.workers) == (True, "auto", 3)
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    refused_in_process(train.main, [*runs, "--workers", "3"], capsys, "--workers is for --ray")
+    refused_in_process(train.main, [*runs, "--resume", "--pfsp-temperature", "0.1"], capsys,
+                       "--pfsp-temperature cannot change when resuming")
+
+
 def test_train_checks_a_huge_whole_number_of_any_option_without_overflowing(train):
     """10**400 is no float: --seed, --num-games and every whole-number option ended in an OverflowError traceback.
     Now it is refused naming the option where the option has a bound (--num-games: the machine's memory), or

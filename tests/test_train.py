@@ -10,6 +10,7 @@ takes about 3 minutes on 2 cores.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import subprocess
@@ -1298,3 +1299,193 @@ def test_an_error_inside_the_training_loop_gives_back_the_ctrl_c_handler(tmp_pat
     with pytest.raises(RuntimeError, match="an error in the update"):
         train.main(["--runs-dir", str(tmp_path), "--run-name", "broken", *PPO_RUN, "--total-decisions", "2000"])
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# ---------------------------------------------------------------------- what a run logs, keeps and leaves behind
+def test_each_row_of_progress_csv_holds_its_own_rollout_s_counts_and_figures(tmp_path, monkeypatch):
+    """A row's counts add up its rollouts' (trained: the policy's rows only, decisions: every seat's), its
+    figures are its own rollout's (the self-play spoil rate over self-play hands, each kind's equity over that
+    kind's hands), and only the kinds of the given --league appear."""
+    from spoilfive_integrations.selfplay import SelfPlayRollout
+
+    train = load_train_module()
+    batches, collect = [], SelfPlayRollout.collect
+
+    def spy_collect(self, *args, **kwargs):
+        batches.append(collect(self, *args, **kwargs))
+        return batches[-1]
+
+    monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "rows", *PPO_RUN, "--total-decisions", "1500",
+                "--league", "self=1,spoiler=1,greedy=1"])
+    rows, kinds = progress_rows(tmp_path / "rows"), train.TABLE_KINDS
+    assert len(rows) == len(batches) >= 2
+    decisions = trained = 0
+    for row, batch in zip(rows, batches, strict=True):
+        decisions, trained, stats = decisions + batch.decisions, trained + len(batch), batch.stats
+        assert (int(row["decisions"]), int(row["trained"]), int(row["hands"])) == (decisions, trained, stats["hands"])
+        assert batch.decisions > len(batch)  # forced moves and the baselines' seats: the two counts differ
+        assert float(row["self_spoil_rate"]) == pytest.approx(stats["self_spoils"] / stats["self_hands"])
+        for kind in ("spoiler", "greedy"):
+            kid = kinds.index(kind)
+            assert float(row[f"equity_vs_{kind}"]) == pytest.approx(stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"])
+        assert row["equity_vs_snapshot"] == row["equity_vs_random"] == ""  # no such tables in this league
+        # both rates divide by the same iteration's seconds, so they stand as the counts do
+        ratio = int(row["decisions_per_s"]) / int(row["trained_per_s"])
+        assert ratio == pytest.approx(batch.decisions / len(batch), rel=0.01)
+
+
+def test_tensorboard_the_csv_and_summary_json_agree_with_the_evaluations_and_the_rows(tmp_path, monkeypatch):
+    """Every TensorBoard scalar of an iteration is that iteration's CSV figure, at the step of its decisions;
+    the evaluations every --eval-every iterations land in their own rows (the final check in the last one) with
+    their own intervals, and TensorBoard's share is above the fair share; summary.json is the returned summary."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    train = load_train_module()
+    scalars, add_scalar = {}, SummaryWriter.add_scalar
+    evaluations, evaluate_against_spoilers = [], train.evaluate_against_spoilers
+
+    def spy_scalar(self, tag, value, step=None, *args, **kwargs):
+        scalars[tag, step] = value
+        return add_scalar(self, tag, value, step, *args, **kwargs)
+
+    def spy_evaluate(*args):
+        evaluations.append(evaluate_against_spoilers(*args))
+        return evaluations[-1]
+
+    monkeypatch.setattr(SummaryWriter, "add_scalar", spy_scalar)
+    monkeypatch.setattr(train, "evaluate_against_spoilers", spy_evaluate)
+    run = tmp_path / "logged"
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "logged", *PPO_RUN, "--total-decisions", "2500",
+                          "--eval-every", "2", "--eval-deals", "2", "--final-eval-deals", "2"])
+    assert json.loads((run / "summary.json").read_text()) == json.loads(train.json_text(summary))
+    assert summary["decisions_per_s"] == round(summary["progress"]["decisions"] / summary["progress"]["seconds"])
+    assert "optimizer" not in load_checkpoint(run / "agent.pt")[1]  # the agent alone; checkpoint.pt resumes
+    rows = progress_rows(run)
+    assert len(rows) >= 5  # evaluations after iterations 2 and 4 at least, and the final check after the last
+    evaluated = [int(row["iteration"]) for row in rows if row["eval_3p_share"]]
+    assert evaluated == [*range(2, len(rows), 2), len(rows)]
+    assert len(evaluations) == len(evaluated)
+    for iteration, results in zip(evaluated, evaluations, strict=True):
+        row, figures = rows[iteration - 1], results[3]
+        step = int(row["decisions"])
+        assert (float(row["eval_3p_share"]), float(row["eval_3p_share_ci"]), float(row["eval_3p_equity"]),
+                float(row["eval_3p_equity_ci"])) == (figures["pool_share"], figures["pool_share_ci95"],
+                                                     figures["equity"], figures["equity_ci95"])
+        assert figures["pool_share_ci95"] != figures["equity_ci95"]
+        share = scalars["eval/share_above_fair_3p", step]
+        assert share == pytest.approx(figures["pool_share"] - 1 / 3) and figures["fair_share"] == pytest.approx(1 / 3)
+        assert scalars["eval/equity_3p", step] == figures["equity"]
+    for row in rows:
+        step = int(row["decisions"])
+        assert scalars["charts/decisions_per_s", step] == int(row["decisions_per_s"])
+        assert scalars["charts/trained_decisions_per_s", step] == int(row["trained_per_s"])
+        for name in ("value_loss", "policy_loss", "entropy", "approx_kl", "clipfrac"):
+            assert scalars[f"losses/{name}", step] == pytest.approx(float(row[name])), name
+
+
+def test_a_resumed_run_counts_the_minutes_of_its_session_and_the_seconds_and_decisions_of_the_whole_run(
+        tmp_path, monkeypatch, capsys):
+    """A clock that moves 25 seconds an iteration: each session under --time-limit 1 plays three iterations; the
+    run's clock goes on from the first session's 75 seconds; the learning rate anneals from what the first
+    session left over the second's minute; the end words count this session's decisions; the progress bar
+    starts at the decisions done and ends where the time limit will fall; a run at its --total-decisions
+    exactly is finished."""
+    import time
+
+    import tqdm
+
+    train = load_train_module()
+    now, seat_gae, bars = [time.time()], train.seat_gae, []
+
+    def an_iteration(*args):  # once an iteration, after its learning rate is set
+        now[0] += 25.0
+        return seat_gae(*args)
+
+    class RecordedBar(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, file=io.StringIO(), **kwargs)
+            self.totals, self.started = [], self.n
+            bars.append(self)
+
+        def update(self, n=1):
+            self.totals.append(self.total)
+            return super().update(n)
+
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    monkeypatch.setattr(train, "seat_gae", an_iteration)
+    monkeypatch.setattr(tqdm, "tqdm", RecordedBar)
+    total = 30_000
+    run = ["--runs-dir", str(tmp_path), "--run-name", "clock"]
+    argv = [*run, *PPO_RUN, "--anneal-lr", "--progress-bar", "--total-decisions", str(total), "--time-limit", "1"]
+    first = train.main(argv)["progress"]
+    assert (first["iteration"], first["seconds"]) == (3, 75.0)
+    # the first bar: after 25 s of the minute, the decisions so far at this rate over all 60 s
+    assert bars[0].started == 0 and bars[0].totals[0] == pytest.approx(int(progress_rows(tmp_path / "clock")[0]
+                                                                          ["decisions"]) * 60 / 25, abs=1)
+    capsys.readouterr()
+    second = train.main([*run, "--resume", "--time-limit", "1"])["progress"]
+    assert (second["iteration"], second["seconds"]) == (6, 150.0)
+    assert bars[1].started == first["decisions"]
+    words = capsys.readouterr().out
+    assert f"Finished at iteration 6: {second['decisions'] - first['decisions']:,} decisions in 1.2 min this " \
+           f"session" in words
+    rows = progress_rows(tmp_path / "clock")
+    left = 1 - first["decisions"] / total  # what the first session left of the run
+    for minutes, (before, row) in enumerate(zip(rows[2:5], rows[3:6])):
+        expected = min(1 - int(before["decisions"]) / total, left * (1 - 25 * minutes / 60))
+        assert float(row["learning_rate"]) == pytest.approx(0.01 * max(expected, 0.05)), row["iteration"]
+    with pytest.raises(SystemExit):
+        train.main([*run, "--resume", "--total-decisions", str(second["decisions"])])
+    assert "already has" in capsys.readouterr().err
+
+
+def test_a_header_only_progress_table_draws_no_learning_curve(tmp_path):
+    train = load_train_module()
+    table, curve = tmp_path / "progress.csv", tmp_path / "learning_curve.png"
+    table.write_text("iteration,decisions,eval_3p_share\n")
+    assert train.plot_learning_curve(table, curve) is False and not curve.exists()
+
+
+def test_the_snapshot_each_row_names_is_the_one_drawn_played_and_weighed_by_pfsp(tmp_path, monkeypatch):
+    """With a snapshot every iteration and PFSP, each iteration's snapshot tables play the file its row names
+    (older ones too, not always the newest), and each snapshot's figure is the running mean of its rows' equity
+    (the first row's figure itself, then half way towards each later one)."""
+    from spoilfive_integrations.selfplay import SelfPlayRollout
+
+    train = load_train_module()
+    given, collect = [], SelfPlayRollout.collect
+
+    def spy_collect(self, iteration, snapshot=None, **kwargs):
+        given.append(snapshot)
+        return collect(self, iteration, snapshot=snapshot, **kwargs)
+
+    monkeypatch.setattr(SelfPlayRollout, "collect", spy_collect)
+    run = tmp_path / "pfsp"
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "pfsp", *PPO_RUN, "--total-decisions", "4000",
+                "--snapshot-every", "1", "--snapshot-sampling", "pfsp", "--league", "self=1,snapshot=3"])
+    rows = progress_rows(run)
+    assert len(rows) == len(given) >= 4
+    assert any(int(row["snapshot"]) < int(row["iteration"]) - 1 for row in rows)  # not only the newest is drawn
+    figures = {}
+    for row, snapshot in zip(rows, given, strict=True):
+        name = f"iter_{int(row['snapshot']):06d}.pt"
+        played = torch.load(run / "snapshots" / name, weights_only=True)["state_dict"]
+        assert all(torch.equal(snapshot[key], played[key]) for key in played), row["iteration"]
+        equity = float(row["equity_vs_snapshot"])
+        earlier = figures.get(name, equity)
+        figures[name] = earlier + (equity - earlier) / 2
+    _, data = load_checkpoint(run / "checkpoint.pt")
+    assert data["progress"]["snapshot_equity"] == pytest.approx(figures)
+
+
+def test_init_from_takes_the_checkpoint_s_network_shape_when_none_is_given(tmp_path):
+    """Only a --hidden, --critic or --encoding given by hand must fit the checkpoint; the defaults (256,256 and
+    local) are not given, so a run starts from a narrow omniscient network without naming its shape."""
+    train = load_train_module()
+    runs = ["--runs-dir", str(tmp_path), *SHORT_RUN, "--min-players", "3", "--max-players", "4", "--eval-players", "3"]
+    train.main([*runs, "--run-name", "narrow", "--hidden", "24", "--critic", "omniscient"])
+    train.main([*runs, "--run-name", "tuned", "--init-from", str(tmp_path / "narrow" / "agent.pt")])
+    net, data = load_checkpoint(tmp_path / "tuned" / "agent.pt")
+    assert (data["args"]["hidden"], data["args"]["critic"]) == ("24", "omniscient")
+    assert tuple(net.hidden) == (24,) and net.critic_kind == "omniscient"

@@ -138,3 +138,95 @@ def test_a_run_stopped_before_its_first_iteration_names_only_what_it_wrote(tmp_p
     assert "learning curve" not in agent_line and "learning_curve.png" not in words
     for name in ("agent.pt", "checkpoint.pt", "summary.json"):
         assert str(run / name) in agent_line and (run / name).is_file(), name
+
+
+def press_ctrl_c_after_iteration(train, stops, monkeypatch, iteration: int) -> None:
+    """Ctrl-C while the given iteration's update is about to start (once an iteration: at its GAE)."""
+    calls, original_gae = [], train.seat_gae
+
+    def seat_gae(*args):
+        calls.append(1)
+        if len(calls) == iteration:
+            press_ctrl_c(stops[-1])
+        return original_gae(*args)
+
+    monkeypatch.setattr(train, "seat_gae", seat_gae)
+
+
+def test_a_run_stopped_by_ctrl_c_skips_the_final_check_and_is_shipped_only_once_resumed_to_its_end(
+        tmp_path, monkeypatch, capsys):
+    """An interrupted run stops after the iteration Ctrl-C came in, without its evaluation (due every iteration
+    here) or the final check, and --ship-as waits for the resumed run, which then ships its agent.pt (the weights
+    without the optimizer) as agents/checkpoints/NAME.pt."""
+    train, stops = train_with_ctrl_c(monkeypatch)
+    monkeypatch.setattr(train, "CHECKPOINT_DIR", tmp_path / "checkpoints")  # not the repository's own folder
+    press_ctrl_c_after_iteration(train, stops, monkeypatch, 1)
+    argv = ["--runs-dir", str(tmp_path), "--run-name", "ship"]
+    stopped = train.main([*argv, *TINY_RUN, "--final-eval-deals", "2", "--ship-as", "shipped-here",
+                          "--eval-every", "1", "--eval-deals", "2"])
+    assert stopped["interrupted"] and stopped["progress"]["iteration"] == 1
+    assert [row["eval_3p_share"] for row in csv.DictReader((tmp_path / "ship" / "progress.csv").open())] == [""]
+    assert "final_eval" not in stopped and "shipped" not in stopped
+    assert not (tmp_path / "checkpoints").exists()
+    assert "not shipped as 'shipped-here': the run was interrupted" in capsys.readouterr().out
+    finished = train.main([*argv, "--resume", "--no-progress-bar"])
+    shipped = tmp_path / "checkpoints" / "shipped-here.pt"
+    assert not finished["interrupted"] and finished["shipped"] == str(shipped) and "final_eval" in finished
+    assert shipped.read_bytes() == (tmp_path / "ship" / "agent.pt").read_bytes()
+
+
+def test_a_run_stopped_before_its_first_iteration_resumes_with_its_own_settings(tmp_path, monkeypatch):
+    """Its checkpoint counts 0 iterations, 0 decisions: a count of 0 is one to resume from, not a damaged file.
+    The options not given again are the run's (no final check), not the defaults (1,000 deals of one)."""
+    train, stops = train_with_ctrl_c(monkeypatch)
+
+    class StoppedAtOnce(train.StopRequest):
+        def __enter__(self):
+            super().__enter__()
+            press_ctrl_c(self)
+            return self
+
+    monkeypatch.setattr(train, "StopRequest", StoppedAtOnce)
+    argv = ["--runs-dir", str(tmp_path), "--run-name", "early"]
+    assert train.main([*argv, *TINY_RUN])["progress"]["iteration"] == 0
+    monkeypatch.undo()
+    checkpoint = tmp_path / "early" / "checkpoint.pt"
+    saved = load_checkpoint(checkpoint)[1]["args"]
+    resumed = train.main([*argv, "--resume", "--total-decisions", "2000"])
+    assert not resumed["interrupted"] and resumed["progress"]["decisions"] >= 2000
+    assert "final_eval" not in resumed and load_checkpoint(checkpoint)[1]["args"] == {**saved, "total_decisions": 2000,
+                                                                                  "resume": True}
+
+
+def test_a_run_that_dies_keeps_its_last_save_every_checkpoint_and_its_snapshot_every_snapshots(tmp_path,
+                                                                                               monkeypatch):
+    """An error in iteration 5 (a killed process saves nothing more): --save-every 2 left iteration 4's
+    checkpoint, --snapshot-every 2 the snapshots of iterations 0 (the first), 2 and 4."""
+    train = load_script("train.py", "train_interrupt_module")
+    calls, original_gae = [], train.seat_gae
+
+    def dies_in_iteration_5(*args):
+        calls.append(1)
+        if len(calls) == 5:
+            raise RuntimeError("the process is killed")
+        return original_gae(*args)
+
+    monkeypatch.setattr(train, "seat_gae", dies_in_iteration_5)
+    with pytest.raises(RuntimeError, match="the process is killed"):
+        train.main(["--runs-dir", str(tmp_path), "--run-name", "died", *TINY_RUN, "--total-decisions", "100000",
+                    "--save-every", "2", "--snapshot-every", "2"])
+    run = tmp_path / "died"
+    assert load_checkpoint(run / "checkpoint.pt")[1]["progress"]["iteration"] == 4
+    assert sorted(path.name for path in (run / "snapshots").iterdir()) == [
+        "iter_000000.pt", "iter_000002.pt", "iter_000004.pt"]
+
+
+def test_a_second_ctrl_c_quits_at_once(monkeypatch):
+    """The first asks for a stop at the next safe point, in words; a second one does not wait for it."""
+    train, _ = train_with_ctrl_c(monkeypatch)
+    said = []
+    stop = train.StopRequest(said.append)
+    press_ctrl_c(stop)
+    assert stop.requested and len(said) == 1 and "press Ctrl-C again to quit without saving" in said[0]
+    with pytest.raises(KeyboardInterrupt):
+        press_ctrl_c(stop)

@@ -150,9 +150,12 @@ def out_of_range_values(train):
     return cases
 
 
-def test_train_refuses_every_option_out_of_its_range(train, tmp_path, capsys):
+def test_train_refuses_every_option_out_of_its_range(train, tmp_path, capsys, monkeypatch):
     cases = out_of_range_values(train)
     assert len(cases) > 50
+    # A refusal let through would start a 30M-decision run: it fails at once, where the run builds its network
+    # after every check, not at the test's timeout.
+    monkeypatch.setattr(train, "policy_net", lambda *_, **__: pytest.fail(f"train.py took {args}"))
     for args, words in cases:
         with pytest.raises(SystemExit) as stopped:
             train.main(["--runs-dir", str(tmp_path / "runs"), *args])

@@ -119,8 +119,9 @@ def test_a_failed_save_leaves_the_old_checkpoint_and_no_partial_file(tmp_path, m
     assert load_checkpoint(path)[1]["progress"]["iteration"] == 4
 
 
-def test_a_run_stopped_before_its_first_iteration_names_only_what_it_wrote(tmp_path, monkeypatch, capsys):
-    train, stops = train_with_ctrl_c(monkeypatch)
+def train_stopped_at_once(monkeypatch):
+    """``train`` whose run is stopped by Ctrl-C as it starts, before its first iteration."""
+    train, _ = train_with_ctrl_c(monkeypatch)
 
     class StoppedAtOnce(train.StopRequest):
         def __enter__(self):
@@ -129,6 +130,11 @@ def test_a_run_stopped_before_its_first_iteration_names_only_what_it_wrote(tmp_p
             return self
 
     monkeypatch.setattr(train, "StopRequest", StoppedAtOnce)
+    return train
+
+
+def test_a_run_stopped_before_its_first_iteration_names_only_what_it_wrote(tmp_path, monkeypatch, capsys):
+    train = train_stopped_at_once(monkeypatch)
     summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "early", *TINY_RUN])
     assert summary["interrupted"] and summary["progress"]["iteration"] == 0
     run = tmp_path / "early"
@@ -178,15 +184,7 @@ def test_a_run_stopped_by_ctrl_c_skips_the_final_check_and_is_shipped_only_once_
 def test_a_run_stopped_before_its_first_iteration_resumes_with_its_own_settings(tmp_path, monkeypatch):
     """Its checkpoint counts 0 iterations, 0 decisions: a count of 0 is one to resume from, not a damaged file.
     The options not given again are the run's (no final check), not the defaults (1,000 deals of one)."""
-    train, stops = train_with_ctrl_c(monkeypatch)
-
-    class StoppedAtOnce(train.StopRequest):
-        def __enter__(self):
-            super().__enter__()
-            press_ctrl_c(self)
-            return self
-
-    monkeypatch.setattr(train, "StopRequest", StoppedAtOnce)
+    train = train_stopped_at_once(monkeypatch)
     argv = ["--runs-dir", str(tmp_path), "--run-name", "early"]
     assert train.main([*argv, *TINY_RUN])["progress"]["iteration"] == 0
     monkeypatch.undo()

@@ -69,6 +69,32 @@ def test_parse_cards_reads_a_space_separated_string_or_a_list_of_texts_and_indic
         parse_cards([52])
 
 
+def test_suit_of_and_rank_of_split_every_index_as_its_text_says():
+    """``card = 13 * suit + rank``: the helpers must agree with the text form of all 52 cards."""
+    from spoilfive_env.cards import rank_of, suit_of
+
+    for card in range(52):
+        text = card_str(card)
+        assert RANKS[rank_of(card)] + "CDHS"[suit_of(card)] == text
+
+
+def test_strength_values_are_the_documented_scale():
+    """cards.py's table: trumps 30 (5 of trumps) down one a step, plain cards 13 (king) down to 1,
+    the concealed ace 16. Other code reads these numbers, not only their order."""
+    from spoilfive_env.cards import CONCEALED_ACE_STRENGTH, STRENGTH, plain_order, trump_order
+
+    assert CONCEALED_ACE_STRENGTH == 16
+    for trump in range(4):
+        trumps = trump_order(trump)
+        assert [int(STRENGTH[trump, card]) for card in trumps] == list(range(30, 30 - len(trumps), -1))
+        for suit in range(4):
+            plain = plain_order(suit, trump)
+            # 13 for the king down to 1 for the lowest; hearts has 12 plain cards when its ace is a trump.
+            assert [int(STRENGTH[trump, card]) for card in plain] == list(range(13, 13 - len(plain), -1))
+            if plain:
+                assert int(STRENGTH[trump, plain[-1]]) >= 1
+
+
 # ---------------------------------------------------------------------------- actions
 def test_action_table():
     assert (actions.PLAY_FIRST, actions.ROB_FIRST, actions.DECLINE_ROB, actions.CLAIM, actions.JINK) == (
@@ -93,6 +119,34 @@ def test_allowed_refuses_ids_outside_the_table_without_reading_the_mask():
     assert actions.allowed(masks, np.array([-1, 107, 106, 0])).tolist() == [False, False, True, True]
     masks[:, 0] = 0
     assert actions.allowed(masks, np.array([0, 5, -107, 2**40])).tolist() == [False, True, False, False]
+
+
+def test_play_and_rob_action_helpers_follow_the_action_table():
+    """CONTRACT.md: play card c is id c, robbing with discard c is id 52 + c."""
+    assert [actions.play_action(card) for card in (0, 30, 51)] == [0, 30, 51]
+    assert [actions.rob_action(card) for card in (0, 30, 51)] == [52, 82, 103]
+    assert actions.action_str(actions.rob_action(card_index("5H"))) == "rob, discard 5H"
+
+
+def test_action_names_with_symbols_use_suit_symbols_for_plays_and_robs():
+    assert actions.action_str(30, symbols=True) == "play 5♥"
+    assert actions.action_str(52 + 51, symbols=True) == "rob, discard K♠"
+
+
+@pytest.mark.parametrize("action", [-1, -52, 107])
+def test_action_names_refuse_ids_outside_the_table_as_actions(action):
+    """A negative id is no card: the error names the action and the id range, not a card index."""
+    with pytest.raises(ValueError, match=rf"unknown action {action}: action ids are 0-106"):
+        actions.action_str(action)
+
+
+def test_action_array_refuses_bools_and_names_a_huge_unsigned_id_as_given():
+    """True is no action id (it would play 2C); 2**64 - 1 as uint64 must not wrap to -1 in int64."""
+    with pytest.raises(ValueError, match="actions must be integers of shape"):
+        actions.action_array(np.array([True, False]), (2,))
+    with pytest.raises(ValueError, match="action 18446744073709551615 is out of range: action ids are 0-106"):
+        actions.action_array(np.array([2**64 - 1, 3], np.uint64), (2,))
+    assert actions.action_array(np.array([106, 0], np.uint8), (2,)).tolist() == [106, 0]
 
 
 # ---------------------------------------------------------------------------- rules
@@ -147,6 +201,31 @@ def test_partnerships_refuse_every_other_table_size(num_players):
     """RULES.md: partnerships are 4 or 6 players in two teams (even sizes other than those too)."""
     with pytest.raises(ValueError, match=f"num_players={num_players}: partnerships need 4 or 6 players"):
         Rules(num_players=num_players, partnerships=True)
+
+
+def test_preset_overrides_win_over_the_presets_own_values():
+    """Rules.preset(name, **overrides): an override of an option the preset sets must be taken."""
+    from spoilfive_env.rules import make_rules
+
+    rules = Rules.preset("hoyle", ante=3, jink_bonus=4)
+    assert (rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus) == (3, 1, 1, 4)
+    assert make_rules(preset="dealer_feeds", dealer_ante=2).dealer_ante == 2
+
+
+def test_replace_changes_the_options_given_and_keeps_the_rest():
+    rules = Rules.preset("hoyle").replace(ante=5, num_players=6)
+    assert (rules.ante, rules.num_players, rules.dealer_ante, rules.jink_bonus) == (5, 6, 1, 1)
+
+
+def test_rules_no_single_option_can_fix_are_refused_without_blaming_max_hands_below_num_hands():
+    """ante and spoil_ante both 2**25 over 100 hands overflow the pool whichever one is lowered (the
+    other still adds 2**25 a player a hand), and max_hands cannot go below num_hands=100: no option
+    alone is to blame, so the error names the rules, not a max_hands smaller than num_hands."""
+    with pytest.raises(ValueError) as info:
+        Rules(ante=2**25, spoil_ante=2**25, num_hands=100, max_hands=100)
+    message = str(info.value)
+    assert message.startswith("these rules are not allowed: over max_hands=100 hands"), message
+    assert "may be at most" not in message
 
 
 def test_rules_are_frozen():

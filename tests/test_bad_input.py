@@ -309,6 +309,16 @@ def test_game_mode_leaves_room_for_every_hand_of_the_game(arguments, needle):
     assert_same_state(before, core_snapshot(core))
 
 
+def test_the_lowest_chips_game_mode_allows_are_exact():
+    """Default rules, 50 hands: a player pays at most 50 * (ante 1 + jink bonus 2) = 150 chips, so
+    CHIPS_MIN + 150 is the lowest chip count a reset may inject, and one chip less is refused."""
+    core = played_core(mode="game")
+    core.reset(chips=[[CHIPS_MIN + 150] * N] * B)
+    assert int(core.chips.min()) == CHIPS_MIN + 150 - 1  # accepted, and the first hand's ante of 1 paid
+    with pytest.raises(ValueError, match="chips must be at least -2147483498"):
+        core.reset(chips=[[CHIPS_MIN + 149] * N] * B)
+
+
 def test_the_largest_allowed_chips_and_pool_play_a_hand_without_wrapping():
     core = SpoilFiveCore(64, seed=2, reward="chips")
     chips = np.full((64, N), CHIPS_MAX - 10 - 1000)  # 10: a hand's ante and jink bonuses

@@ -405,6 +405,161 @@ def test_the_oracle_plays_an_opponent_seat_from_the_engine_s_hidden_state():
     assert ended >= 4
 
 
+def test_reset_with_seed_zero_reproduces_deal_seat_and_opponents_as_any_other_seed():
+    # 0 is a seed like any other: a check "if seed:" would leave the deals and the opponents unseeded.
+    for make in (lambda: SpoilFiveGymEnv(num_players=4, opponents="random"),):
+        assert_same_trajectory(trajectory(make(), seed=0, episodes=2), trajectory(make(), seed=0, episodes=2))
+    first, second = (SpoilFiveVectorEnv(4, num_players=4, opponents="random") for _ in range(2))
+    a, b = first.reset(seed=0), second.reset(seed=0)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(first.core.holder, second.core.holder)
+    np.testing.assert_array_equal(a[1]["seat"], b[1]["seat"])
+
+
+def test_the_single_env_s_illegal_action_error_names_no_game():
+    # One game only: "in game 0" (the vector env's wording) would point at a batch the user never made.
+    env = SpoilFiveGymEnv(num_players=3, opponents="random", seat=1)
+    _, info = env.reset(seed=0)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    says = rf"illegal action {bad} \(.*\) for the learning seat 1; legal actions: "
+    with pytest.raises(ValueError, match=says) as error:
+        env.step(bad)
+    assert "game" not in str(error.value)
+
+
+def test_the_info_mask_is_a_copy_that_leaves_action_masks_as_they_were():
+    env = SpoilFiveGymEnv(num_players=3, opponents="random")
+    _, info = env.reset(seed=0)
+    legal = env.action_masks().copy()
+    info["action_mask"][:] = 0  # the user's array to change, as a masked sampler may do
+    np.testing.assert_array_equal(env.action_masks(), legal)
+
+
+def test_a_failing_opponent_is_named_by_its_own_spec_when_an_earlier_spec_repeats():
+    """Distinct agents of ["random", "random", broken] are the first and third entries: the error must name the
+    broken one, not the second (a repeat of the first)."""
+    from agents.base import Agent
+
+    class Broken(Agent):
+        name = "broken"
+
+        def __init__(self):
+            super().__init__(seed=0)
+
+        def __repr__(self):
+            return "Broken()"
+
+        def act_batch(self, observations, masks):
+            if self.broken:
+                raise RuntimeError("out of order")
+            return np.argmax(masks, axis=1)
+
+    broken = Broken()
+    broken.broken = False
+    env = SpoilFiveGymEnv(num_players=4, opponents=["random", "random", broken], seat=0)
+    assert env.batch.lineup.specs[0] == "random" and repr(env.batch.lineup.specs[1]) == "Broken()"
+    _, info = env.reset(seed=0)
+    broken.broken = True
+    with pytest.raises(RuntimeError, match="out of order"):
+        for _ in range(5):  # Broken, third to the learner's left, moves within each of his steps
+            _, _, _, _, info = env.step(int(np.argmax(info["action_mask"])))
+    with pytest.raises(ValueError, match=r"failed in the move of opponent Broken\(\) \(RuntimeError: out of order\)"):
+        env.step(0)
+
+
+def test_a_penalty_in_a_later_hand_of_a_game_forfeits_only_that_hand_s_antes_and_pool_share():
+    """In mode="game" the penalty is scored from the chips the learner held as that hand began, not the game's
+    starting chips (which would charge him again for the earlier hands)."""
+    env = SpoilFiveGymEnv(num_players=4, opponents="random", illegal_action="penalty", mode="game", seat=0,
+                          num_hands=5, max_hands=10)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=1)
+    core, start = env.core, env.batch.rules.starting_chips
+    while core.chips_at_hand_start[0, 0] == start:  # until an earlier hand has moved the learner's chips
+        _, _, terminated, _, info = env.step(int(random_legal(rng, info["action_mask"])))
+        assert not terminated
+    expected = (core.chips[0, 0] - core.chips_at_hand_start[0, 0]) - core.pool_at_hand_start[0] / 4
+    _, reward, terminated, _, info = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    assert terminated and info["penalty"] and reward == pytest.approx(expected)
+    assert reward <= 0
+
+
+def test_the_result_in_info_is_the_table_after_the_hand_with_every_chip_accounted_for():
+    # A hand moves chips between the seats and the pool and creates none: the info's chips and pool must be
+    # the table after the hand (a winner holding the most chips, a spoiled hand's antes left in the pool).
+    env = SpoilFiveGymEnv(num_players=4, opponents="random")
+    start = env.batch.rules.starting_chips
+    rng = np.random.default_rng(2)
+    outcomes = set()
+    for episode in range(40):
+        _, info = env.reset(seed=episode)
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, info = env.step(int(random_legal(rng, info["action_mask"])))
+        chips, pool, winner, tricks = info["chips"], info["pool"], info["winner"], info["tricks"]
+        assert sum(chips) + pool == 4 * start, episode
+        assert sum(tricks) <= 5
+        if winner >= 0:
+            assert tricks[winner] >= 3 and chips[winner] > start and chips[winner] == max(chips) and pool == 0
+        else:
+            assert pool > 0  # spoiled: the antes wait in the pool
+        outcomes.add(winner >= 0)
+    assert outcomes == {True, False}, "both won and spoiled hands were checked"
+
+
+def test_render_shows_the_learning_seat_s_hand_not_seat_zero_s():
+    env = SpoilFiveGymEnv(num_players=3, opponents="random", seat=2, render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "player_2's hand:" in text and "player_0's hand:" not in text  # only the learner's hidden cards
+
+
+def test_an_opponent_whose_cheats_flag_is_false_plays_from_its_observations():
+    # Only a true flag hands an agent the hidden state; False is what an honest agent may say outright. A plain
+    # object (not an Agent) has no act_batch_state to fall back on, so it must be asked through act_batch.
+    class Honest:
+        cheats = False
+
+        def act_batch(self, observations, masks):
+            return np.argmax(masks, axis=1)
+
+    env = SpoilFiveGymEnv(num_players=3, opponents=Honest(), seat=0)
+    _, info = env.reset(seed=0)
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = env.step(int(np.argmax(info["action_mask"])))
+    assert env.core.done[0]
+
+
+def test_each_vector_opponent_sees_its_own_game_from_its_own_seat():
+    """Opponents are asked only for the rows still to move, a subset of the games: each row's observation must
+    be that game's, from the seat to act there (not the observation of the game with the row's number)."""
+    from agents.base import Agent
+
+    class Checker(Agent):
+        name = "checker"
+
+        def __init__(self):
+            super().__init__(seed=0)
+            self.calls = 0
+
+        def act_batch(self, observations, masks):
+            core, seats = envs.batch.core, envs.batch.seat
+            rows = np.flatnonzero((core.phase != PHASE_DONE) & (core.current != seats) & ~envs.batch.over)
+            expected = [core.observe(int(core.current[g]), games=[g])[0] for g in rows]
+            np.testing.assert_array_equal(observations, np.array(expected))
+            self.calls += 1
+            return np.argmax(masks, axis=1)
+
+    checker = Checker()
+    envs = SpoilFiveVectorEnv(6, num_players=4, opponents=checker)
+    _, infos = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        _, _, _, _, infos = envs.step(random_legal(rng, infos["action_mask"]))
+    assert checker.calls > 15
+
+
 # ---------------------------------------------------------------------- vector env
 def test_vector_masks_equal_core_legality_and_autoreset_is_next_step():
     B = 64
@@ -833,6 +988,22 @@ def test_reset_options_are_refused_by_the_single_env():
         env.reset(options={"dealer": 0})
     _, info = env.reset(options={})
     assert info["action_mask"].any()
+
+
+def test_same_step_final_info_holds_zeros_for_the_games_that_did_not_end():
+    # Gymnasium's SyncVectorEnv fills a key's array with zeros where its presence mask is False; a wrapper
+    # reading final_info["seat"] without its mask must not see a live game's seat as a finished episode's.
+    envs = SpoilFiveVectorEnv(6, num_players=3, opponents="random", illegal_action="penalty",
+                              autoreset_mode="SAME_STEP", seat=2)
+    _, infos = envs.reset(seed=0)
+    actions = first_legal(infos["action_mask"])
+    actions[4] = int(np.flatnonzero(infos["action_mask"][4] == 0)[0])  # only game 4 ends, by a penalty
+    _, _, terminated, _, infos = envs.step(actions)
+    assert terminated.tolist() == [False, False, False, False, True, False]
+    final_info = infos["final_info"]
+    assert final_info["seat"].tolist() == [0, 0, 0, 0, 2, 0]
+    assert final_info["penalty"].tolist() == terminated.tolist()
+    assert not final_info["action_mask"][~terminated].any() and final_info["action_mask"][4].all()
 
 
 # ---------------------------------------------------------------------- benchmark command

@@ -407,8 +407,9 @@ def test_the_oracle_plays_an_opponent_seat_from_the_engine_s_hidden_state():
 
 def test_reset_with_seed_zero_reproduces_deal_seat_and_opponents_as_any_other_seed():
     # 0 is a seed like any other: a check "if seed:" would leave the deals and the opponents unseeded.
-    for make in (lambda: SpoilFiveGymEnv(num_players=4, opponents="random"),):
-        assert_same_trajectory(trajectory(make(), seed=0, episodes=2), trajectory(make(), seed=0, episodes=2))
+    first, second = (trajectory(SpoilFiveGymEnv(num_players=4, opponents="random"), seed=0, episodes=2)
+                     for _ in range(2))
+    assert_same_trajectory(first, second)
     first, second = (SpoilFiveVectorEnv(4, num_players=4, opponents="random") for _ in range(2))
     a, b = first.reset(seed=0), second.reset(seed=0)
     np.testing.assert_array_equal(a[0], b[0])

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agents import CHECKPOINT_DIR, load_agent
+import spoilfive_env
+from agents import BEST, CHECKPOINT_DIR, load_agent
 from agents.base import Agent, checked_actions, sample_legal
 from agents.evaluate import (
     BASELINES,
@@ -747,3 +748,118 @@ def test_checked_actions_hands_back_int64_whatever_integer_kind_it_was_given():
     for kind in (np.int32, np.uint8, np.int64):
         actions = checked_actions("agent 'x'", np.array([0, 105, 51], kind), masks)
         assert actions.dtype == np.int64 and actions.tolist() == [0, 105, 51]
+
+
+def test_each_seat_s_chips_are_its_net_change_in_the_hand_and_its_tricks_the_tricks_it_took():
+    """Default rules (RULES.md, "Chips, the pool and a game"): every seat antes 1 into the pool; the winner takes the
+    pool of n, a successful jinker also 2 chips from every other seat, and a spoiled pool stays in the middle. A pool
+    is won by taking three tricks (a jink: all five). The figures a user reads are counted from these two arrays."""
+    rules = Rules(num_players=4)
+    hands, turnups, dealers = make_deals(4, 100, seed=2)
+    specs, lineup = distinct_specs(["greedy", "random"], 4)
+    out = play_tournament(build_agents(specs, 2), lineup, rules, hands, turnups, dealers, seed=2)
+    won = np.flatnonzero(out["winner"] >= 0)
+    jinked = np.flatnonzero(out["jink_won"])
+    assert 0 < len(won) < len(out["winner"]) and len(jinked)  # spoils, pools won and a jink to count
+    expected = np.full(out["chips"].shape, -rules.ante)
+    expected[won, out["winner"][won]] += 4 * rules.ante
+    expected[jinked] -= rules.jink_bonus
+    expected[jinked, out["winner"][jinked]] += 4 * rules.jink_bonus
+    np.testing.assert_array_equal(out["chips"], expected)  # net of the 20 chips each seat started with
+    tricks = out["tricks"]
+    assert (tricks.sum(axis=1) <= 5).all()
+    assert (tricks[won, out["winner"][won]] >= 3).all() and (tricks[jinked, out["winner"][jinked]] == 5).all()
+
+
+class Nameless:
+    """A user's agent object with no ``name``: it plays as greedy does."""
+
+    def __init__(self):
+        self.greedy = load_agent("greedy")
+
+    def act_batch(self, observations, masks):
+        return self.greedy.act_batch(observations, masks)
+
+
+def test_agent_objects_of_one_name_or_of_none_are_labelled_apart():
+    # The labels key the report: two agents under one label would have one agent's figures overwrite the other's.
+    bots = [load_agent(spec) for spec in ("greedy", "spoiler", "random")]
+    for bot in bots:
+        bot.name = "bot"
+    report = evaluate(bots, 3, deals=4, seed=0, paired_with=load_agent("random"))
+    assert report["lineup"] == ["bot", "bot'", "bot''"] and list(report["agents"]) == report["lineup"]
+    assert report["paired"]["rival"] == "random"  # a rival object goes by its own name too
+    report = evaluate([Nameless(), Nameless()], 3, deals=4, seed=0)
+    assert report["lineup"] == ["agent0", "agent1", "agent1"]  # the agent's index, as any label, once each
+
+
+def test_a_pairing_names_the_first_agent_and_its_rival_each_in_its_own_place():
+    # "agent minus rival": the labels' order is the sign of the difference a reader takes from the report.
+    report = evaluate(["greedy", "random"], 3, deals=4, seed=0, paired_with="spoiler")
+    assert (report["paired"]["agent"], report["paired"]["rival"]) == ("greedy", "spoiler")
+    assert "paired on the same deals, greedy minus spoiler in its seats" in format_report(report)
+
+
+def test_a_report_says_which_version_measured_it_and_which_agent_best_stood_for():
+    # A report read later (a kept results file) must name what it measured: "best" changes from release to release.
+    report = evaluate(["greedy", "random"], 3, deals=2, seed=0)
+    assert report["version"] == spoilfive_env.__version__ and report["best"] == BEST != "best"
+
+
+def test_each_lineup_entry_is_reported_under_its_own_agent_and_the_entries_add_up_to_it():
+    report = evaluate(["random", "greedy", "random"], 3, deals=30, seed=1)
+    assert [entry["agent"] for entry in report["entries"]] == report["lineup"] == ["random", "greedy", "random"]
+    entries, agents = report["entries"], report["agents"]
+    assert agents["random"]["pools_won"] == entries[0]["pools_won"] + entries[2]["pools_won"]
+    assert agents["greedy"]["pools_won"] == entries[1]["pools_won"]
+    # The table's hands are every rotation of every deal, as the report's own count.
+    assert report["table"]["hands"] == report["hands"] == 30 * 3 == report["deals"] * report["rotations"]
+
+
+def test_the_command_line_s_values_and_defaults_reach_the_tournament(monkeypatch):
+    """What ``python -m agents.evaluate`` plays: the documented defaults (4 players, 1000 deals, seed 0, a bar) and
+    each flag's value, the ``--paired-with`` agent stripped of blanks as ``--agents``' items are."""
+    import agents.evaluate as evaluate_module
+
+    class Played(Exception):
+        pass
+
+    calls = []
+
+    def stand_in(specs, players, deals, seed, rules, batch_size, ray, shards, paired_with, progress):
+        calls.append((specs, players, deals, seed, rules.num_players, paired_with, progress))
+        raise Played  # nothing to play: the values are what is tested
+
+    monkeypatch.setattr(evaluate_module, "_evaluate", stand_in)
+    with pytest.raises(Played):
+        main(["--agents", "greedy"])
+    with pytest.raises(Played):
+        main(["--agents", "greedy, random", "--players", "3", "--deals", "7", "--seed", "9",
+              "--paired-with", " spoiler ", "--quiet"])
+    assert calls == [(["greedy"], 4, 1000, 0, 4, None, True), (["greedy", "random"], 3, 7, 9, 3, "spoiler", False)]
+
+
+def test_the_human_report_shows_each_figure_beside_its_own_interval():
+    """A report made by hand: each agent's row holds its equity, chips and pool share with their own intervals and
+    its own fair share (seats / n), and the paired line the difference with its own interval."""
+    def figures(seats, equity, chips, share):
+        return {"seats": seats, "mean_equity": equity, "equity_ci95": 0.05, "mean_chips": chips, "chips_ci95": 0.125,
+                "pool_share": share, "pool_share_ci95": 0.02, "fair_share": seats / 4, "jink_successes": 1,
+                "jink_attempts": 3}
+
+    report = {"num_players": 4, "deals": 9, "hands": 36, "seed": 1, "seconds": 2.0, "lineup": ["a", "b", "b", "b"],
+              "agents": {"a": figures(1, 0.25, -0.5, 0.375), "b": figures(3, -0.25, 0.5, 0.625)},
+              "table": {"spoil_rate": 0.5, "spoil_rate_ci95": 0.1, "two_trick_conversion": 0.75,
+                        "two_trick_conversion_ci95": 0.025},
+              "paired": {"agent": "a", "rival": "c", "equity_difference": 0.125, "equity_difference_ci95": 0.0625,
+                         "mean_equity": 0.25, "equity_ci95": 0.05, "rival_mean_equity": 0.125,
+                         "rival_equity_ci95": 0.04, "pool_share_difference": 0.05, "pool_share_difference_ci95": 0.01,
+                         "pool_share": 0.375, "pool_share_ci95": 0.02, "rival_pool_share": 0.325,
+                         "rival_pool_share_ci95": 0.03}}
+    lines = format_report(report).splitlines()
+    rows = [line.split() for line in lines if line.split()[:1] in (["a"], ["b"])]
+    assert rows == [["a", "1", "+0.250", "±", "0.050", "-0.500", "±", "0.125", "0.375", "±", "0.020", "(0.250)", "1/3"],
+                    ["b", "3", "-0.250", "±", "0.050", "+0.500", "±", "0.125", "0.625", "±", "0.020", "(0.750)", "1/3"]]
+    paired = next(line for line in lines if line.startswith("paired on the same deals"))
+    assert "a minus c in its seats: equity / hand +0.125 ± 0.062 (+0.250 ± 0.050 against +0.125 ± 0.040)" in paired
+    assert "pool share +5.0 ± 1.0 points (0.375 ± 0.020 against 0.325 ± 0.030)" in paired

@@ -654,3 +654,53 @@ def test_a_plot_cut_short_leaves_no_file(monkeypatch, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         plot_ratings(board, tmp_path / "ratings.png")
     assert list(tmp_path.iterdir()) == []  # neither the plot nor its temporary
+
+
+def test_the_command_line_s_values_and_defaults_reach_the_board(monkeypatch):
+    """What ``python -m agents.leaderboard`` plays: the documented defaults (3, 4 and 5 players, 2000 deals, seed 0,
+    each tournament told on standard error) and each flag's value."""
+    from agents import leaderboard as board_module
+
+    class Played(Exception):
+        pass
+
+    calls = []
+
+    def stand_in(specs, players, deals, seed, *, ray=None, progress=None):
+        calls.append((specs, players, deals, seed, ray, progress is not None))
+        raise Played  # nothing to play: the values are what is tested
+
+    monkeypatch.setattr(board_module, "leaderboard", stand_in)
+    with pytest.raises(Played):
+        main(["--agents", "greedy,random"])
+    with pytest.raises(Played):
+        main(["--agents", "greedy,spoiler", "--players", "4,2", "--deals", "7", "--seed", "9", "--quiet"])
+    assert calls == [(["greedy", "random"], [3, 4, 5], 2000, 0, None, True),
+                     (["greedy", "spoiler"], [4, 2], 7, 9, None, False)]
+
+
+def test_ctrl_c_before_any_size_finished_draws_no_plot(monkeypatch, capsys, tmp_path):
+    # No size finished: no rating to draw, and an empty plot would read as a board with nothing on it.
+    interrupt_at(monkeypatch, 2)
+    plot = tmp_path / "ratings.png"
+    with pytest.raises(SystemExit) as stop:
+        main(["--players", "3", "--agents", "greedy,random", "--deals", "5", "--quiet", "--plot", str(plot)])
+    assert stop.value.code == 130
+    assert "stopped by Ctrl-C during 3 players" in capsys.readouterr().out
+    assert not plot.exists()
+
+
+def test_the_human_board_gives_each_size_s_fair_share():
+    from agents.leaderboard import format_board
+
+    def row(agent, rating):
+        return {"agent": agent, "rating": rating, "rating_ci95": 0.1, "mean_equity": 0.0, "equity_ci95": 0.05,
+                "share_above_fair": 0.0, "share_ci95": 0.01, "stop_rate": None, "two_trick_conversion": None,
+                "friendly_fire_rate": None}
+
+    sizes = {str(n): {"ranking": [row("a", 0.5), row("b", -0.5)]} for n in (3, 5)}
+    board = {"agents": ["a", "b"], "players": [3, 5], "deals": 9, "seed": 1, "seconds": 3.0, "interrupted": None,
+             "top_rated": "a", "best_is": "x", "sizes": sizes}
+    text = format_board(board)
+    # one seat of n: the share each seat takes on average, against which "share above fair" is counted
+    assert "3 players (fair share 0.333)" in text and "5 players (fair share 0.200)" in text

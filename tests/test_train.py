@@ -1191,23 +1191,29 @@ def test_target_kl_stops_the_epochs_once_the_approximate_kl_passes_it(target_kl,
     assert len(taken) == steps
 
 
+def clock_of_25_seconds_an_iteration(train, monkeypatch) -> None:
+    """``time.time()`` stands still but for 25 seconds added once an iteration, after its learning rate is set
+    (at ``seat_gae``): minutes and rates that do not hang on the machine's speed."""
+    import time
+
+    now, seat_gae = [time.time()], train.seat_gae
+
+    def an_iteration(*args):
+        now[0] += 25.0
+        return seat_gae(*args)
+
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    monkeypatch.setattr(train, "seat_gae", an_iteration)
+
+
 @pytest.mark.parametrize("time_limit", [None, 0.85])
 def test_the_learning_rate_anneals_linearly_over_the_decisions_or_the_minutes_to_a_floor(time_limit, tmp_path,
                                                                                         monkeypatch):
     """Each iteration's learning rate is --learning-rate times what is left of the run before it: of
     --total-decisions, or with --time-limit of this session's minutes if less, never under 5%. A clock that moves
     25 seconds an iteration: under --time-limit 0.85 (51 s) the third iteration has 1 s of 51 left (the floor)."""
-    import time
-
     train = load_train_module()
-    now, seat_gae = [time.time()], train.seat_gae
-
-    def an_iteration(*args):  # once an iteration, after its learning rate is set
-        now[0] += 25.0
-        return seat_gae(*args)
-
-    monkeypatch.setattr(time, "time", lambda: now[0])
-    monkeypatch.setattr(train, "seat_gae", an_iteration)
+    clock_of_25_seconds_an_iteration(train, monkeypatch)
     limit = ("--time-limit", str(time_limit)) if time_limit else ()
     train.main(["--runs-dir", str(tmp_path), "--run-name", "lr", *PPO_RUN, "--anneal-lr", "--total-decisions", "1500",
                 *limit])
@@ -1267,17 +1273,8 @@ def test_each_iterations_update_shuffles_its_minibatches_by_its_own_seed(tmp_pat
 def test_the_time_limit_is_in_minutes_of_this_session(tmp_path, monkeypatch):
     """A clock that moves 25 seconds an iteration: --time-limit 1 (60 s) stops the run after the third
     iteration (25, 50, 75 s), far short of --total-decisions."""
-    import time
-
     train = load_train_module()
-    now, seat_gae = [time.time()], train.seat_gae
-
-    def an_iteration(*args):  # once an iteration
-        now[0] += 25.0
-        return seat_gae(*args)
-
-    monkeypatch.setattr(time, "time", lambda: now[0])
-    monkeypatch.setattr(train, "seat_gae", an_iteration)
+    clock_of_25_seconds_an_iteration(train, monkeypatch)
     summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "minute", *PPO_RUN,
                           "--total-decisions", "20000", "--time-limit", "1"])
     assert summary["progress"]["iteration"] == 3 and summary["progress"]["decisions"] < 20000
@@ -1391,16 +1388,11 @@ def test_a_resumed_run_counts_the_minutes_of_its_session_and_the_seconds_and_dec
     session left over the second's minute; the end words count this session's decisions; the progress bar
     starts at the decisions done and ends where the time limit will fall; a run at its --total-decisions
     exactly is finished."""
-    import time
-
     import tqdm
 
     train = load_train_module()
-    now, seat_gae, bars = [time.time()], train.seat_gae, []
-
-    def an_iteration(*args):  # once an iteration, after its learning rate is set
-        now[0] += 25.0
-        return seat_gae(*args)
+    clock_of_25_seconds_an_iteration(train, monkeypatch)
+    bars = []
 
     class RecordedBar(tqdm.tqdm):
         def __init__(self, *args, **kwargs):
@@ -1412,8 +1404,6 @@ def test_a_resumed_run_counts_the_minutes_of_its_session_and_the_seconds_and_dec
             self.totals.append(self.total)
             return super().update(n)
 
-    monkeypatch.setattr(time, "time", lambda: now[0])
-    monkeypatch.setattr(train, "seat_gae", an_iteration)
     monkeypatch.setattr(tqdm, "tqdm", RecordedBar)
     total = 30_000
     run = ["--runs-dir", str(tmp_path), "--run-name", "clock"]

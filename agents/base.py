@@ -91,6 +91,15 @@ class Agent:
         """Actions ``(B,)`` int64 for observations ``(B, OBS_DIM)`` and legal masks ``(B, 107)``."""
         raise NotImplementedError(f"{type(self).__name__} must implement act_batch")
 
+    def act_batch_core(self, core, games: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`act_batch`'s actions for the player to act in each of the core's ``games`` (int ``(k,)``),
+        for a caller that holds the core: ``masks`` ``(k, 107)`` are those games' legal masks (or fewer
+        actions). This builds the games' observations and calls :meth:`act_batch`; an agent that reads the
+        same facts faster from the core (the rule players) overrides it, and reads nothing hidden
+        from the player to act, unlike :meth:`act_batch_state`."""
+        games, masks = checked_core_batch(core, games, masks)
+        return self.act_batch(core.observe(games=games), masks)
+
     def act_batch_state(self, core, games: np.ndarray, observations: np.ndarray,
                         masks: np.ndarray) -> np.ndarray:
         """Like :meth:`act_batch`, also given the core and the game rows being decided.
@@ -126,6 +135,48 @@ def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
         _check_fit(observations, masks)
     # torch refuses negative strides (a reversed view): hand every agent plain arrays
     return np.ascontiguousarray(observations), np.ascontiguousarray(masks)
+
+
+def actions_in_core(agent, core, games: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``agent``'s actions for the player to act in the core's ``games`` (``masks``: their rows), as its
+    ``act_batch`` gives them on those games' observations: through ``act_batch_core`` where it has one
+    (every :class:`Agent`; the rule players read the core without building observations), through
+    ``act_batch_state`` for a cheating agent (the oracle reads the hidden state), else through
+    ``act_batch`` itself (an object that has only that)."""
+    if getattr(agent, "cheats", False):
+        return agent.act_batch_state(core, games, core.observe(games=games), masks)
+    if hasattr(agent, "act_batch_core"):
+        return agent.act_batch_core(core, games, masks)
+    return agent.act_batch(core.observe(games=games), masks)
+
+
+def checked_core_batch(core, games, masks) -> tuple[np.ndarray, np.ndarray]:
+    """``act_batch_core``'s games as int64 ``(k,)`` and masks as bool ``(k, 107)``, or a ``ValueError``
+    saying what is wrong: games that are not whole numbers below the core's batch size, masks of
+    another shape or of values other than 0/1 or True/False, a row with no legal action, or one that
+    allows what the core does not."""
+    given = np.asarray(games)
+    if given.ndim != 1 or (given.size and given.dtype.kind not in "iu"):
+        raise ValueError(f"act_batch_core needs games as a 1-D array of game indices (whole numbers), got "
+                         f"shape {given.shape}, dtype {given.dtype}")
+    games = given.astype(np.int64, copy=False)
+    if len(games) and (games.min() < 0 or games.max() >= core.batch_size):
+        raise ValueError(f"act_batch_core needs games from 0 to {core.batch_size - 1} (the core's batch), got "
+                         f"{games[:8].tolist()}")
+    masks = _mask_array(masks, "act_batch_core")
+    if masks.shape != (len(games), NUM_ACTIONS):
+        raise ValueError(f"act_batch_core needs masks ({len(games)}, {NUM_ACTIONS}), one row for each game, "
+                         f"got {masks.shape}")
+    masks = _mask_as_bool(masks, "act_batch_core")
+    if not masks.any(axis=1).all():
+        raise ValueError(f"act_batch_core needs at least one legal action in every mask row; rows "
+                         f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
+    beyond = masks & ~core.legal_mask()[games]
+    if beyond.any():
+        row, action = (int(i) for i in np.argwhere(beyond)[0])
+        raise ValueError(f"act_batch_core got a mask that allows action {action} ({action_str(action)}) in game "
+                         f"{int(games[row])}, which the core does not allow there")
+    return games, np.ascontiguousarray(masks)
 
 
 def checked_rules(rules, where: str):

@@ -46,7 +46,7 @@ from spoilfive_env.cards import (
 )
 from spoilfive_env.observation import SLICES
 
-from .base import Agent, checked_batch, sample_legal
+from .base import Agent, checked_batch, checked_core_batch, sample_legal
 
 PHASE_ROB, PHASE_PLAY, PHASE_JINK, PHASE_DONE = 0, 1, 2, 3
 _CARDS = np.arange(NUM_CARDS)
@@ -302,10 +302,13 @@ def rule_actions(view: TableView, masks: np.ndarray, spoil: bool) -> np.ndarray:
     return actions
 
 
-def numpy_core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
-    """The greedy or spoiler move of the player to act in every game of a core: the definition,
-    :func:`rule_actions` on :func:`view_from_core`."""
-    return rule_actions(view_from_core(core), masks, spoil=spoil)
+def numpy_core_rule_actions(core, masks: np.ndarray, spoil: bool, games: np.ndarray | None = None) -> np.ndarray:
+    """The greedy or spoiler move of the player to act in every game of a core (or in its ``games``
+    only, with ``masks`` their rows): the definition, :func:`rule_actions` on :func:`view_from_core`."""
+    view = view_from_core(core)
+    if games is not None:
+        view = TableView(**{f: getattr(view, f)[games] for f in view.__dataclass_fields__})
+    return rule_actions(view, masks, spoil=spoil)
 
 
 _rules = LazyBackend("SPOILFIVE_RULES", numpy_core_rule_actions, "agents.rules_kernel", "rule_moves")
@@ -316,12 +319,13 @@ def rules_backend() -> str:
     return _rules.name()
 
 
-def core_rule_actions(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
+def core_rule_actions(core, masks: np.ndarray, spoil: bool, games: np.ndarray | None = None) -> np.ndarray:
     """The greedy (``spoil=False``) or spoiler move of the player to act in every game of a
-    core ``(B,)``, as :func:`numpy_core_rule_actions` gives it; the searches' rollouts call it
-    at every step. With Numba, one compiled loop over the games (:mod:`agents.rules_kernel`),
-    about five times faster for a large batch; ``SPOILFIVE_RULES`` chooses (:func:`rules_backend`)."""
-    return _rules.function()(core, masks, spoil)
+    core ``(B,)``, or in its ``games`` only (``masks``: their rows), as :func:`numpy_core_rule_actions`
+    gives it; the searches' rollouts call it at every step. With Numba, one compiled loop over the
+    games (:mod:`agents.rules_kernel`), about five times faster for a large batch and some fifty times
+    for one game; ``SPOILFIVE_RULES`` chooses (:func:`rules_backend`)."""
+    return _rules.function()(core, masks, spoil, games)
 
 
 class RandomAgent(Agent):
@@ -334,24 +338,39 @@ class RandomAgent(Agent):
         return sample_legal(masks, self.rng)
 
 
-class GreedyAgent(Agent):
+class RuleAgent(Agent):
+    """A player of :func:`rule_actions`: ``greedy``, or ``spoiler`` when ``spoils``."""
+
+    batch_invariant = True  # a pure rule of each row: no random draws
+    spoils: bool
+
+    def act_batch(self, observations, masks):
+        observations, masks = checked_batch(observations, masks)
+        return rule_actions(view_from_observations(observations), masks, spoil=self.spoils)
+
+    def act_batch_core(self, core, games, masks):
+        """:meth:`act_batch`'s moves, read from the core's view of the player to act (his hand and the
+        public table, :func:`view_from_core`) by :func:`core_rule_actions`, without building observations.
+
+        Under ``conceal_ace_penalty`` the core's strengths already demote an ace concealed in a hand, which a
+        player can only deduce, so there the observations are built (the base class's way), as they are for a
+        subclass that plays its own ``act_batch``."""
+        games, masks = checked_core_batch(core, games, masks)
+        if core.rules.conceal_ace_penalty or type(self).act_batch is not RuleAgent.act_batch:
+            return super().act_batch_core(core, games, masks)
+        return core_rule_actions(core, masks, self.spoils, games)
+
+
+class GreedyAgent(RuleAgent):
     """Wins tricks as cheaply as it can, sheds its weakest card otherwise, always claims."""
 
     name = "greedy"
-    batch_invariant = True  # a pure rule of each row: no random draws
-
-    def act_batch(self, observations, masks):
-        observations, masks = checked_batch(observations, masks)
-        return rule_actions(view_from_observations(observations), masks, spoil=False)
+    spoils = False
 
 
-class SpoilerAgent(Agent):
+class SpoilerAgent(RuleAgent):
     """Greedy, and spends its cards to stop another player taking three tricks."""
 
     name = "spoiler"
-    batch_invariant = True  # a pure rule of each row: no random draws
-
-    def act_batch(self, observations, masks):
-        observations, masks = checked_batch(observations, masks)
-        return rule_actions(view_from_observations(observations), masks, spoil=True)
+    spoils = True
 

@@ -76,7 +76,7 @@ from spoilfive_env.core import SpoilFiveCore, check_fits_in_memory
 from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 
 from . import BEST, load_agent
-from .base import Agent, checked_actions, distinct_entries, stream_seed
+from .base import Agent, actions_in_core, checked_actions, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, check_shards, connect_for_command, plays_on_ray, run_on_ray
 from .spoiling import overtake_events, stops, trick_winners
 
@@ -285,7 +285,6 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
     counted = _tricks_played(core)  # what the bar has been told, per game
     while len(ids):
         masks = core.legal_mask()
-        observations = core.observe()
         who = agent_of_seat[ids, core.current.astype(np.int64)]
         who[core.done] = -1  # finished games wait for compaction: asking an agent would spend its stream
         actions = np.zeros(len(ids), np.int64)  # (a finished game's action is ignored)
@@ -303,10 +302,7 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
                 if stream is not None and not getattr(agent, "batch_invariant", False):
                     agent.rng = stream
                 group_masks = masks[group]
-                if getattr(agent, "cheats", False):
-                    chosen = agent.act_batch_state(core, group, observations[group], group_masks)
-                else:
-                    chosen = agent.act_batch(observations[group], group_masks)
+                chosen = actions_in_core(agent, core, group, group_masks)
                 # An agent object may be the user's own: name it, not a row of this core, if it breaks the contract.
                 actions[group] = checked_actions(f"agent {getattr(agent, 'name', type(agent).__name__)!r}", chosen,
                                                  group_masks)

@@ -41,10 +41,10 @@ def _pick(cards, keys, among, count, lowest):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
-def _first_legal(masks, g):  # pragma: no cover (compiled)
-    """The lowest legal action id of game ``g``, as NumPy's argmax over its mask row gives."""
+def _first_legal(masks, row):  # pragma: no cover (compiled)
+    """The lowest legal action id of mask ``row``, as NumPy's argmax over it gives."""
     first = 0
-    while not masks[g, first]:
+    while not masks[row, first]:
         first += 1
     return first
 
@@ -65,7 +65,7 @@ def _top_unseen_trump(g, me, holder, played_by, suit, strength, robber, turnup, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, leader, current, phase,
+def _rule_moves(out, games, spoil, n, masks, holder, played_by, trick_cards, led_card, leader, current, phase,
                 tricks_won, trick_number, trick_pos, turnup, strength, suit, robber, discard,
                 jinker):  # pragma: no cover (compiled)
     cards = np.empty(HAND_SIZE, np.int64)
@@ -77,20 +77,21 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
     sure = np.empty(HAND_SIZE, np.bool_)
     tricks = np.zeros(MAX_PLAYERS, np.int64)
     in_trick = np.zeros(MAX_PLAYERS, np.bool_)
-    for g in range(out.shape[0]):
+    for row in range(games.shape[0]):  # row: of out and masks; g: of the core
+        g = games[row]
         stage = phase[g]
         if stage == PHASE_JINK:
-            out[g] = CLAIM
+            out[row] = CLAIM
             continue
         if stage == PHASE_DONE:
-            out[g] = _first_legal(masks, g)
+            out[row] = _first_legal(masks, row)
             continue
         # The candidate cards in five slots, by card id: the discards when robbing, else the legal plays.
         offset = ROB_FIRST if stage == PHASE_ROB else 0
         in_hand = HAND_SIZE if stage == PHASE_ROB else NUM_TRICKS - trick_number[g]  # cards held: no more are legal
         count = 0
         for card in range(NUM_CARDS):
-            if masks[g, offset + card]:
+            if masks[row, offset + card]:
                 s = strength[g, card]
                 cards[count], card_strength[count] = card, s
                 low[count] = s * _KEY_SCALE + card
@@ -100,11 +101,11 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
                     break
         if stage == PHASE_ROB:
             if count:
-                out[g] = ROB_FIRST + _pick(cards, low, all_slots, count, True)
-            elif masks[g, DECLINE_ROB]:
-                out[g] = DECLINE_ROB
+                out[row] = ROB_FIRST + _pick(cards, low, all_slots, count, True)
+            elif masks[row, DECLINE_ROB]:
+                out[row] = DECLINE_ROB
             else:
-                out[g] = _first_legal(masks, g)
+                out[row] = _first_legal(masks, row)
             continue
         me = current[g]  # the play phase from here on
         # The card now winning the trick (agents.baselines._best_card).
@@ -186,15 +187,17 @@ def _rule_moves(out, spoil, n, masks, holder, played_by, trick_cards, led_card, 
                     play = cheapest_winner if can_win else weakest
                 if still_to_play and can_win:
                     play = strongest_winner
-        out[g] = play
+        out[row] = play
 
 
-def rule_moves(core, masks: np.ndarray, spoil: bool) -> np.ndarray:
+def rule_moves(core, masks: np.ndarray, spoil: bool, games: np.ndarray | None = None) -> np.ndarray:
     """The greedy (``spoil=False``) or spoiler move of the player to act in every game of
-    ``core`` ``(B,)``, as :func:`agents.baselines.rule_actions` on its ``view_from_core``."""
+    ``core`` ``(B,)``, as :func:`agents.baselines.rule_actions` on its ``view_from_core``; or in
+    the core's ``games`` only (int, with ``masks`` their rows), in their order."""
     masks = np.ascontiguousarray(masks, dtype=np.bool_)
-    out = np.zeros(core.batch_size, np.int64)
-    _rule_moves(out, bool(spoil), core.num_players, masks, core.holder, core.played_by, core.trick_cards,
+    games = np.arange(core.batch_size) if games is None else np.asarray(games, np.int64)
+    out = np.zeros(len(games), np.int64)
+    _rule_moves(out, games, bool(spoil), core.num_players, masks, core.holder, core.played_by, core.trick_cards,
                 core.led_card, core.leader, core.current, core.phase, core.tricks_won, core.trick_number,
                 core.trick_pos, core.turnup, core.strength, core.effective_suit, core.robber, core.discard,
                 core.jinker)

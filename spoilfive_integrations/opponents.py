@@ -30,7 +30,7 @@ import os
 import numpy as np
 
 from agents import load_agent
-from agents.base import checked_actions, distinct_entries, stream_seed
+from agents.base import actions_in_core, checked_actions, distinct_entries, stream_seed
 
 LEARNER = -1
 """``agent_of_position`` entry of the learner's own position (0)."""
@@ -68,13 +68,9 @@ class Lineup:
                     vars(agent).update(attributes)
             raise
 
-    def act(self, index: int, core, games: np.ndarray, observations: np.ndarray, masks: np.ndarray):
-        """Actions of agent ``index`` for the core's ``games`` (rows of the observations)."""
-        agent = self.agents[index]
-        if getattr(agent, "cheats", False):  # the oracle reads the hidden state (measurement only)
-            chosen = agent.act_batch_state(core, games, observations, masks)
-        else:
-            chosen = agent.act_batch(observations, masks)
+    def act(self, index: int, core, games: np.ndarray, masks: np.ndarray):
+        """Actions of agent ``index`` for the core's ``games`` (``masks``: their rows)."""
+        chosen = actions_in_core(self.agents[index], core, games, masks)
         # An agent object may be the user's own: name it if it breaks the act_batch contract.
         return checked_actions(f"opponent {self.specs[index]!r}", chosen, masks, games)
 

@@ -263,8 +263,6 @@ class LearnerBatch:
         pending = where & ~self.over & (core.phase != PHASE_DONE) & (core.current != self.seat)
         actions = np.zeros(self.num_envs, np.int64)
         while pending.any():
-            pending_rows = np.flatnonzero(pending)
-            observations = core.observe(games=pending_rows)  # the rows to move only: often a third of them
             masks = core.legal_mask()
             position = (core.current.astype(np.int64) - self.seat) % n
             who = lineup.agent_of_position[position]
@@ -272,8 +270,7 @@ class LearnerBatch:
                 rows = np.flatnonzero(pending & (who == index))
                 if len(rows):
                     try:
-                        actions[rows] = lineup.act(index, core, rows, observations[np.searchsorted(pending_rows, rows)],
-                                                   masks[rows])
+                        actions[rows] = lineup.act(index, core, rows, masks[rows])
                     except BaseException as error:  # (Ctrl-C included: the learner's move is made either way)
                         self.failure = f"opponent {lineup.specs[index]!r} ({type(error).__name__}: {error})"
                         raise

@@ -361,6 +361,131 @@ def test_compiled_rule_moves_equal_the_definition(rules):
     assert compared > 20_000
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("rules", RULES, ids=rules_id)
+def test_rule_players_read_from_the_core_what_they_read_from_observations(rules, backend, monkeypatch):
+    """``act_batch_core`` (what the Gymnasium envs and the tournaments call) gives ``act_batch``'s moves on the
+    observations of the player to act, greedy and spoiler, for a shuffled subset of the live games (their own
+    order), at every step of whole games, with either rules backend."""
+    if backend == "numba":
+        pytest.importorskip("agents.rules_kernel")
+    monkeypatch.setenv("SPOILFIVE_RULES", backend)
+    monkeypatch.setattr(baselines._rules, "chosen", None)
+    core = SpoilFiveCore(300, rules=rules, mode="game", seed=rules.num_players)
+    rng = np.random.default_rng(1)
+    players = [make("greedy"), make("spoiler")]
+    compared = differing = 0
+    for _ in range(50):
+        masks = core.legal_mask()
+        live = np.flatnonzero(~core.done)
+        games = rng.permutation(live)[: max(1, len(live) * 2 // 3)]
+        moves = []
+        for player in players:
+            from_observations = player.act_batch(core.observe(games=games), masks[games])
+            assert np.array_equal(player.act_batch_core(core, games, masks[games]), from_observations), player.name
+            moves.append(player.act_batch_core(core, live, masks[live]))
+            compared += len(games)
+        differing += int((moves[0] != moves[1]).sum())
+        step = (rng.random(masks.shape) * masks).argmax(axis=1)
+        step[live] = np.where(rng.random(len(live)) < 0.5, step[live], moves[1])
+        core.step(step)
+    assert compared > 10_000 and differing > 50  # the spoiler's own rules came up
+
+
+def test_a_rule_player_reads_observations_where_the_core_would_show_a_concealed_ace():
+    """Under ``conceal_ace_penalty`` the core already ranks a concealed ace of trumps last, which the other
+    players cannot see: seat 1 played 3D without robbing, so seat 0's spoiler, leading with the 5, the jack,
+    the ace of hearts and the king of trumps, must still fear that ace above its king and lead the ace of hearts
+    (its cheapest trump nothing unseen can beat), as it does from its observation. Read from the core's
+    strengths, the king would look safe."""
+    core = dealt_core(["5C JC AH KC KD", "AC 3D 7H 8H 9H", "4D 2S 3S 4S 6S"], "9C", 2, conceal_ace_penalty=True)
+    play_core(core, "KD", "3D", "4D")
+    masks, seat_0 = core.legal_mask(), np.array([0])
+    assert baselines.core_rule_actions(core, masks, True)[0] == card_index("KC")  # what the core's strengths say
+    spoiler = make("spoiler")
+    assert spoiler.act_batch(core.observe(), masks)[0] == card_index("AH")
+    assert spoiler.act_batch_core(core, seat_0, masks)[0] == card_index("AH")
+
+
+def test_a_rule_player_subclass_with_its_own_act_batch_is_asked_through_it():
+    """A subclass of a rule player that plays its own ``act_batch`` (here: always the last legal action) is asked
+    through it by ``act_batch_core`` and by the opponents of a Gymnasium env, not by the compiled rule."""
+    class LastLegal(baselines.SpoilerAgent):
+        def act_batch(self, observations, masks):
+            self.asked = len(observations)
+            return masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
+
+    core = SpoilFiveCore(40, rules=Rules(num_players=4), seed=3)
+    masks, games = core.legal_mask(), np.arange(0, 40, 3)
+    player = LastLegal()
+    last = masks.shape[1] - 1 - masks[games, ::-1].argmax(axis=1)
+    assert np.array_equal(player.act_batch_core(core, games, masks[games]), last)
+    assert player.asked == len(games)
+    assert not np.array_equal(make("spoiler").act_batch_core(core, games, masks[games]), last)
+
+
+@pytest.mark.parametrize("games, masks, message", [
+    (np.array([[0, 1]]), None, r"games as a 1-D array of game indices \(whole numbers\), got shape \(1, 2\)"),
+    (np.array([0.0, 1.0]), None, "games as a 1-D array of game indices .* dtype float64"),
+    (np.array([0, 5]), None, r"games from 0 to 4 \(the core's batch\), got \[0, 5\]"),
+    (np.array([-1]), None, r"games from 0 to 4 \(the core's batch\), got \[-1\]"),
+    (np.array([0, 1]), "one row", r"masks \(2, 107\), one row for each game, got \(1, 107\)"),
+    (np.array([0, 1]), "a 2", "masks of 0/1 or True/False values .* row 1 has 2 for action 3"),
+    (np.array([0, 1]), "empty", r"at least one legal action in every mask row; rows \[1\] have none"),
+    (np.array([0, 1]), "decline", r"allows action 104 \(decline to rob\) in game 1, which the core does not allow"),
+])
+def test_act_batch_core_refuses_what_does_not_fit_the_core(games, masks, message):
+    """``act_batch_core`` says what is wrong with its games or masks, for a rule player (the compiled way) and for
+    an agent asked through observations (the base class's way), and draws nothing from the agent's generator."""
+    core = SpoilFiveCore(5, rules=Rules(num_players=3), seed=0)
+    legal = core.legal_mask()
+    rows = legal[np.clip(games.reshape(-1), 0, 4).astype(int)].astype(np.int64)
+    if masks == "one row":
+        rows = rows[:1]
+    elif masks == "a 2":
+        rows[1, 3] = 2
+    elif masks == "empty":
+        rows[1] = 0
+    elif masks == "decline":
+        rows[1, DECLINE_ROB] = 1
+    for name in ("spoiler", "random"):
+        agent = make(name, seed=4)
+        before = agent.rng.bit_generator.state
+        with pytest.raises(ValueError, match=message):
+            agent.act_batch_core(core, games, rows)
+        assert agent.rng.bit_generator.state == before
+
+
+def test_actions_in_core_asks_each_kind_of_agent_its_own_way():
+    """The tournaments' and the envs' one call: an agent object that has only ``act_batch`` gets the games'
+    observations, an :class:`Agent` its ``act_batch_core``, the oracle the hidden state."""
+    from agents.base import actions_in_core
+
+    core = SpoilFiveCore(30, rules=Rules(num_players=4), seed=5)
+    masks, games = core.legal_mask(), np.array([4, 0, 17])
+    seen = {}
+
+    class OnlyActBatch:
+        def act_batch(self, observations, masks):
+            seen["observations"] = observations
+            return masks.argmax(axis=1)
+
+    assert np.array_equal(actions_in_core(OnlyActBatch(), core, games, masks[games]), masks[games].argmax(axis=1))
+    np.testing.assert_array_equal(seen["observations"], core.observe(games=games))
+
+    spoiler = make("spoiler")
+    assert np.array_equal(actions_in_core(spoiler, core, games, masks[games]),
+                          spoiler.act_batch(core.observe(games=games), masks[games]))
+
+    oracle = make("oracle", seed=2)
+    state_calls = []
+    oracle.act_batch_state = lambda *args: state_calls.append(args) or args[3].argmax(axis=1)
+    actions_in_core(oracle, core, games, masks[games])
+    (called_core, called_games, called_observations, _), = state_calls
+    assert called_core is core and np.array_equal(called_games, games)
+    np.testing.assert_array_equal(called_observations, core.observe(games=games))
+
+
 def test_the_rules_backend_is_chosen_by_the_environment(monkeypatch):
     core = SpoilFiveCore(50, rules=Rules(num_players=5), seed=1)
     masks = core.legal_mask()

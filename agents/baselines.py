@@ -337,6 +337,19 @@ class RandomAgent(Agent):
         _, masks = checked_batch(observations, masks)
         return sample_legal(masks, self.rng)
 
+    def act_batch_core(self, core, games, masks):
+        """:meth:`act_batch`'s draws (the same numbers from ``self.rng``), without building the observations it
+        does not read; a subclass that plays its own ``act_batch`` is asked through it."""
+        games, masks = checked_core_batch(core, games, masks)
+        if _plays_its_own_act_batch(self, RandomAgent):
+            return super().act_batch_core(core, games, masks)
+        return sample_legal(masks, self.rng)
+
+
+def _plays_its_own_act_batch(agent, base: type) -> bool:
+    """Whether ``agent``'s class overrides ``base.act_batch``, so that only ``act_batch`` says how it plays."""
+    return type(agent).act_batch is not base.act_batch
+
 
 class RuleAgent(Agent):
     """A player of :func:`rule_actions`: ``greedy``, or ``spoiler`` when ``spoils``."""
@@ -356,7 +369,7 @@ class RuleAgent(Agent):
         player can only deduce, so there the observations are built (the base class's way), as they are for a
         subclass that plays its own ``act_batch``."""
         games, masks = checked_core_batch(core, games, masks)
-        if core.rules.conceal_ace_penalty or type(self).act_batch is not RuleAgent.act_batch:
+        if core.rules.conceal_ace_penalty or _plays_its_own_act_batch(self, RuleAgent):
             return super().act_batch_core(core, games, masks)
         return core_rule_actions(core, masks, self.spoils, games)
 

@@ -407,21 +407,33 @@ def test_a_rule_player_reads_observations_where_the_core_would_show_a_concealed_
     assert spoiler.act_batch_core(core, seat_0, masks)[0] == card_index("AH")
 
 
-def test_a_rule_player_subclass_with_its_own_act_batch_is_asked_through_it():
-    """A subclass of a rule player that plays its own ``act_batch`` (here: always the last legal action) is asked
-    through it by ``act_batch_core`` and by the opponents of a Gymnasium env, not by the compiled rule."""
-    class LastLegal(baselines.SpoilerAgent):
-        def act_batch(self, observations, masks):
-            self.asked = len(observations)
-            return masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
+def test_random_draws_the_same_numbers_from_the_core_without_observations(monkeypatch):
+    """``random``'s ``act_batch_core`` draws what its ``act_batch`` draws on the same rows from the same stream,
+    and builds no observation for it."""
+    core = SpoilFiveCore(60, rules=Rules(num_players=5), seed=8)
+    masks, games = core.legal_mask(), np.array([7, 3, 41, 0])
+    reference, player = make("random", seed=9), make("random", seed=9)
+    expected = reference.act_batch(core.observe(games=games), masks[games])
+    monkeypatch.setattr(core, "observe", lambda *args, **kwargs: pytest.fail("random observed a game"))
+    assert np.array_equal(player.act_batch_core(core, games, masks[games]), expected)
+    assert player.rng.bit_generator.state == reference.rng.bit_generator.state  # the stream goes on alike
+
+
+def test_a_baseline_subclass_with_its_own_act_batch_is_asked_through_it():
+    """A subclass of a baseline that plays its own ``act_batch`` (here: always the last legal action) is asked
+    through it by ``act_batch_core``, not by the compiled rule or the draw without observations."""
+    def last_legal(self, observations, masks):
+        self.asked = len(observations)
+        return masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
 
     core = SpoilFiveCore(40, rules=Rules(num_players=4), seed=3)
     masks, games = core.legal_mask(), np.arange(0, 40, 3)
-    player = LastLegal()
     last = masks.shape[1] - 1 - masks[games, ::-1].argmax(axis=1)
-    assert np.array_equal(player.act_batch_core(core, games, masks[games]), last)
-    assert player.asked == len(games)
-    assert not np.array_equal(make("spoiler").act_batch_core(core, games, masks[games]), last)
+    for base in (baselines.SpoilerAgent, baselines.GreedyAgent, baselines.RandomAgent):
+        player = type("LastLegal", (base,), {"act_batch": last_legal})()
+        assert np.array_equal(player.act_batch_core(core, games, masks[games]), last), base.name
+        assert player.asked == len(games)
+        assert not np.array_equal(make(base.name).act_batch_core(core, games, masks[games]), last)
 
 
 @pytest.mark.parametrize("games, masks, message", [

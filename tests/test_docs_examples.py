@@ -59,7 +59,7 @@ def run_block(block: str, monkeypatch, **outlines) -> dict:
 
 def test_every_block_is_tested_here():
     named = ["gymnasium.make(", "gymnasium.make_vec(", 'MaskablePPO("MlpPolicy", gymnasium.make',
-             "SpoilFiveSB3VecEnv(", "PPOConfig()", "PettingZooWrapper(", "SeatTrajectories("]
+             "SpoilFiveSB3VecEnv(", "PPOConfig()", "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories("]
     assert [next(i for i, block in enumerate(BLOCKS) if name in block) for name in named] == list(range(len(BLOCKS)))
 
 
@@ -100,6 +100,16 @@ def test_the_torchrl_block_passes_torchrl_s_own_spec_check(monkeypatch):
     env = ns["env"]
     assert env.group_map == {"agents": [f"player_{seat}" for seat in range(4)]}
     assert ("agents", "action_mask") in env.observation_spec.keys(True, True)  # use_mask: the legal actions
+
+
+def test_the_torchrl_vector_block_gives_legal_random_actions_from_the_info_s_mask(monkeypatch):
+    ns = run_block(block_named("GymWrapper("), monkeypatch)
+    env = ns["env"]
+    assert env.batch_size == (256,)
+    rollout = env.rollout(12, break_when_any_done=False)  # random actions from the masked spec
+    assert rollout["action_mask"].dtype == torch.bool
+    assert rollout["action_mask"].gather(-1, rollout["action"].unsqueeze(-1)).all()
+    assert not rollout["action_mask"].all()  # the env's mask, not an all-legal default
 
 
 def test_the_tianshou_block_builds_the_seat_trajectories(monkeypatch):

@@ -579,6 +579,112 @@ def test_torchrl_example_trains_and_evaluates():
                          "--hidden", "32", "--eval-deals", "5"]) == 0
 
 
+@needs_torchrl
+def test_torchrl_gym_wrapper_takes_the_vector_env_as_the_env_steps_it():
+    """The vector route's recipe (``GymWrapper`` over the vector env with ``autoreset_mode="Disabled"``, the mask
+    read from the info onto the action spec): TorchRL's random actions from the masked spec are all legal, it
+    resets ended games itself and plays on, and every observation, mask, reward and end it gives is what the plain
+    vector env gives for the same actions and resets (``reset_mask``), from the same seed."""
+    example = load_example("torchrl_ppo")
+    games = 6
+    env = example.vector_env(games, 5, num_players=3, opponents="spoiler")
+    from torchrl.envs.utils import check_env_specs
+    check_env_specs(env)
+    env.set_seed(5)
+    rollout = env.rollout(60, break_when_any_done=False)  # (games, steps)
+    actions = rollout["action"]
+    assert rollout["action_mask"].gather(-1, actions.unsqueeze(-1)).all()  # legal, from the masked spec
+    ended = rollout["next", "done"][..., 0]
+    assert ended[:, :-1].any(dim=1).sum() >= games // 2  # games end and go on
+
+    plain = gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=games, vectorization_mode="vector_entry_point",
+                               autoreset_mode="Disabled", num_players=3, opponents="spoiler")
+    plain.reset(seed=5)  # TorchRL's set_seed, then the rollout's own reset
+    observations, infos = plain.reset()
+    for t in range(actions.shape[1]):
+        np.testing.assert_array_equal(rollout["observation"][:, t].numpy(), observations)
+        np.testing.assert_array_equal(rollout["action_mask"][:, t].numpy(), infos["action_mask"].astype(bool))
+        observations, rewards, terminated, truncated, infos = plain.step(actions[:, t].numpy())
+        np.testing.assert_allclose(rollout["next", "reward"][:, t, 0].numpy(), rewards, rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(ended[:, t].numpy(), terminated | truncated)
+        if (terminated | truncated).any():
+            observations, infos = plain.reset(options={"reset_mask": terminated | truncated})
+    assert rollout["next", "reward"].abs().sum() > 0
+
+
+@needs_torchrl
+def test_torchrl_example_vector_route_trains_one_seat_on_every_frame_towards_its_hand_result(monkeypatch, capsys):
+    """On the vector route every frame is a decision of the learning seat: the loss sees each once an epoch,
+    each valued towards the summed reward to its hand's end (GAE with gamma = lambda = 1), against the opponents
+    asked for; the critic learns; the trained actor is evaluated."""
+    example = load_example("torchrl_ppo")
+    batches, seen, critics, evaluated = [], [], [], []
+
+    class RecordingCollector(example.Collector):
+        def __iter__(self):
+            for batch in super().__iter__():
+                batches.append(batch)
+                yield batch
+
+    class RecordingLoss(example.ClipPPOLoss):
+        def forward(self, tensordict):
+            seen.append(tensordict.batch_size[0])
+            return super().forward(tensordict)
+
+    mlp = example.MLP
+
+    def recording_mlp(**kwargs):
+        network = mlp(**kwargs)
+        if kwargs["out_features"] == 1:
+            critics.append((network, [p.detach().clone() for p in network.parameters()]))
+        return network
+
+    monkeypatch.setattr(example, "Collector", RecordingCollector)
+    monkeypatch.setattr(example, "ClipPPOLoss", RecordingLoss)
+    monkeypatch.setattr(example, "MLP", recording_mlp)
+    monkeypatch.setattr(example, "check_against_baselines", lambda *args, **kwargs: evaluated.append((args, kwargs)))
+    made = []
+    vector_env = example.vector_env
+    monkeypatch.setattr(example, "vector_env", lambda *args, **kwargs: made.append((args, kwargs)) or vector_env(
+        *args, **kwargs))
+    frames = 16 * 12
+    assert example.main(["--route", "vector", "--num-envs", "16", "--opponents", "greedy", "--num-players", "5",
+                         "--iterations", "1", "--frames-per-batch", str(frames), "--minibatch-size", "64",
+                         "--epochs", "2", "--hidden", "16", "--eval-deals", "3", "--seed", "4"]) == 0
+    assert made == [((16, 4), {"num_players": 5, "opponents": "greedy"})]
+    [batch] = batches
+    assert batch.batch_size == (16, 12) and sum(seen) == 2 * frames  # every frame, once an epoch
+    assert f"decisions {frames:7d}" in capsys.readouterr().out
+    target, reward = batch["value_target"][..., 0], batch["next", "reward"][..., 0]
+    ended = batch["next", "done"][..., 0]
+    checked = 0
+    for game in range(16):
+        for t in range(12):
+            later = ended[game, t:].nonzero()
+            if len(later):
+                end = t + int(later[0])
+                assert float(target[game, t]) == pytest.approx(float(reward[game, t:end + 1].sum()), abs=1e-4)
+                checked += 1
+    assert checked > frames // 3
+    [(critic, before)] = critics
+    assert any(not torch.equal(p, q) for p, q in zip(critic.parameters(), before))
+    [((agent, players, deals), kwargs)] = evaluated
+    assert (players, deals, kwargs) == (5, 3, {"seed": 5}) and isinstance(agent, example.ActorAgent)
+
+
+@needs_torchrl
+def test_torchrl_example_vector_route_is_reproducible_from_its_seed(capsys):
+    example = load_example("torchrl_ppo")
+    argv = ["--route", "vector", "--num-envs", "8", "--iterations", "2", "--frames-per-batch", "64",
+            "--minibatch-size", "32", "--hidden", "16", "--eval-deals", "0", "--seed", "3"]
+    runs = []
+    for global_seed in (123, 456):
+        torch.manual_seed(global_seed)
+        assert example.main(argv) == 0
+        runs.append([line.split("critic loss")[-1] for line in capsys.readouterr().out.splitlines()])
+    assert runs[0] == runs[1] and len(runs[0]) == 2
+
+
 # ---------------------------------------------------------------------- Tianshou
 def seat_trajectories(players: int):
     """The example's shared PPO over every seat of a ``players`` table, as ``SeatTrajectories``, and its env."""

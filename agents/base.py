@@ -126,10 +126,7 @@ def checked_batch(observations, masks) -> tuple[np.ndarray, np.ndarray]:
     if observations.ndim != 2 or observations.shape[1] != OBS_DIM or masks.shape != (len(observations), NUM_ACTIONS):
         raise ValueError(f"act_batch needs observations (B, {OBS_DIM}) and masks (B, {NUM_ACTIONS}), "
                          f"got {observations.shape} and {masks.shape}")
-    masks = _mask_as_bool(masks, "act_batch")
-    if not masks.any(axis=1).all():
-        raise ValueError(f"act_batch needs at least one legal action in every mask row; rows "
-                         f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
+    masks = _mask_with_a_legal_action_a_row(masks, "act_batch")
     if len(observations):
         _check_bounds(observations)
         _check_fit(observations, masks)
@@ -167,10 +164,7 @@ def checked_core_batch(core, games, masks) -> tuple[np.ndarray, np.ndarray]:
     if masks.shape != (len(games), NUM_ACTIONS):
         raise ValueError(f"act_batch_core needs masks ({len(games)}, {NUM_ACTIONS}), one row for each game, "
                          f"got {masks.shape}")
-    masks = _mask_as_bool(masks, "act_batch_core")
-    if not masks.any(axis=1).all():
-        raise ValueError(f"act_batch_core needs at least one legal action in every mask row; rows "
-                         f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
+    masks = _mask_with_a_legal_action_a_row(masks, "act_batch_core")
     beyond = masks & ~core.legal_mask()[games]
     if beyond.any():
         row, action = (int(i) for i in np.argwhere(beyond)[0])
@@ -233,6 +227,15 @@ def _mask_as_bool(masks: np.ndarray, where: str) -> np.ndarray:
         raise ValueError(f"{where} needs masks of 0/1 or True/False values (1: legal); row {row} has "
                          f"{value!r:.40} for action {action} (dtype {masks.dtype})")
     return masks.astype(bool)
+
+
+def _mask_with_a_legal_action_a_row(masks: np.ndarray, where: str) -> np.ndarray:
+    """``masks`` as bool (:func:`_mask_as_bool`), or a ``ValueError`` naming the rows with no legal action."""
+    masks = _mask_as_bool(masks, where)
+    if not masks.any(axis=1).all():
+        raise ValueError(f"{where} needs at least one legal action in every mask row; rows "
+                         f"{np.flatnonzero(~masks.any(axis=1))[:5].tolist()} have none")
+    return masks
 
 
 def _observation_limits():

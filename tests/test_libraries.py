@@ -556,6 +556,36 @@ def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_n
 
 
 # ---------------------------------------------------------------------- TorchRL
+def record_torchrl_training(example, monkeypatch):
+    """Patch the TorchRL example to keep what it trains on: each collected batch, the size of each minibatch the
+    loss sees, and the critic network with its first weights. Returns the three lists, filled as it runs."""
+    batches, seen, critics = [], [], []
+
+    class RecordingCollector(example.Collector):
+        def __iter__(self):
+            for batch in super().__iter__():
+                batches.append(batch)
+                yield batch
+
+    class RecordingLoss(example.ClipPPOLoss):
+        def forward(self, tensordict):
+            seen.append(tensordict.batch_size[0])
+            return super().forward(tensordict)
+
+    mlp = example.MLP
+
+    def recording_mlp(**kwargs):
+        network = mlp(**kwargs)
+        if kwargs["out_features"] == 1:
+            critics.append((network, [p.detach().clone() for p in network.parameters()]))
+        return network
+
+    monkeypatch.setattr(example, "Collector", RecordingCollector)
+    monkeypatch.setattr(example, "ClipPPOLoss", RecordingLoss)
+    monkeypatch.setattr(example, "MLP", recording_mlp)
+    return batches, seen, critics
+
+
 @needs_torchrl
 def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_as_it_is():
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
@@ -618,30 +648,8 @@ def test_torchrl_example_vector_route_trains_one_seat_on_every_frame_towards_its
     each valued towards the summed reward to its hand's end (GAE with gamma = lambda = 1), against the opponents
     asked for; the critic learns; the trained actor is evaluated."""
     example = load_example("torchrl_ppo")
-    batches, seen, critics, evaluated = [], [], [], []
-
-    class RecordingCollector(example.Collector):
-        def __iter__(self):
-            for batch in super().__iter__():
-                batches.append(batch)
-                yield batch
-
-    class RecordingLoss(example.ClipPPOLoss):
-        def forward(self, tensordict):
-            seen.append(tensordict.batch_size[0])
-            return super().forward(tensordict)
-
-    mlp = example.MLP
-
-    def recording_mlp(**kwargs):
-        network = mlp(**kwargs)
-        if kwargs["out_features"] == 1:
-            critics.append((network, [p.detach().clone() for p in network.parameters()]))
-        return network
-
-    monkeypatch.setattr(example, "Collector", RecordingCollector)
-    monkeypatch.setattr(example, "ClipPPOLoss", RecordingLoss)
-    monkeypatch.setattr(example, "MLP", recording_mlp)
+    batches, seen, critics = record_torchrl_training(example, monkeypatch)
+    evaluated = []
     monkeypatch.setattr(example, "check_against_baselines", lambda *args, **kwargs: evaluated.append((args, kwargs)))
     made = []
     vector_env = example.vector_env
@@ -1018,30 +1026,7 @@ def test_torchrl_example_trains_each_seat_on_its_own_decisions_towards_its_hand_
     result of the hand (GAE with gamma = lambda = 1 telescopes to the Monte-Carlo return whatever the
     other seats did in between); the critic learns; the printed count is of decisions."""
     example = load_example("torchrl_ppo")
-    batches, seen, critics = [], [], []
-
-    class RecordingCollector(example.Collector):
-        def __iter__(self):
-            for batch in super().__iter__():
-                batches.append(batch)
-                yield batch
-
-    class RecordingLoss(example.ClipPPOLoss):
-        def forward(self, tensordict):
-            seen.append(tensordict.batch_size[0])
-            return super().forward(tensordict)
-
-    mlp = example.MLP
-
-    def recording_mlp(**kwargs):
-        network = mlp(**kwargs)
-        if kwargs["out_features"] == 1:
-            critics.append((network, [p.detach().clone() for p in network.parameters()]))
-        return network
-
-    monkeypatch.setattr(example, "Collector", RecordingCollector)
-    monkeypatch.setattr(example, "ClipPPOLoss", RecordingLoss)
-    monkeypatch.setattr(example, "MLP", recording_mlp)
+    batches, seen, critics = record_torchrl_training(example, monkeypatch)
     frames = 96
     assert example.main(["--iterations", "1", "--frames-per-batch", str(frames), "--minibatch-size", "32",
                          "--epochs", "1", "--hidden", "16", "--eval-deals", "0"]) == 0

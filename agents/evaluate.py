@@ -13,10 +13,11 @@ player ``-P/N``.
 
 All deals and rotations are stepped together as one batch on
 :class:`~spoilfive_env.core.SpoilFiveCore` (in chunks of about ``batch_size`` games, whole
-blocks of deals); at every step each agent's ``act_batch`` is called on the games where one
-of its seats is to act: once for all of them when the agent is ``batch_invariant`` (the
-rule-based ones), else once per block of deals. The cheating ``oracle`` is handed the core
-itself (``Agent.act_batch_state``).
+blocks of deals); at every step each agent is asked on the games where one of its seats is to
+act: once for all of them when the agent is ``batch_invariant`` (the rule-based ones), else once
+per block of deals, through :func:`agents.base.actions_in_core` (``act_batch_core``: ``act_batch`` on
+those games' observations, or the same moves read from the core by the rule players). The cheating
+``oracle`` is handed the core itself (``Agent.act_batch_state``).
 
 Seeding, and Ray: the deals are cut into blocks of :data:`~agents.sharding.BLOCK_DEALS`
 deals, and every agent is reseeded at the start of each block from

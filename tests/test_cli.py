@@ -70,7 +70,8 @@ TRAIN_CASES = [
 
 @pytest.mark.parametrize("args, words", TRAIN_CASES, ids=[" ".join(a) for a, _ in TRAIN_CASES])
 def test_train_refuses_bad_values_before_any_work(tmp_path, args, words):
-    result = run([str(ROOT / "train.py"), "--runs-dir", "runs", *args], tmp_path)
+    # One decision: a refusal let through then fails in seconds, not at the subprocess's limit.
+    result = run([str(ROOT / "train.py"), "--runs-dir", "runs", "--total-decisions", "1", *args], tmp_path)
     assert result.returncode == BAD_USAGE
     assert_one_line_refusal(result.stderr, result.returncode, *words)
     assert not (tmp_path / "runs").exists()  # nothing was started

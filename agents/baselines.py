@@ -339,7 +339,7 @@ class RandomAgent(Agent):
 
     def act_batch_core(self, core, games, masks):
         """:meth:`act_batch`'s draws (the same numbers from ``self.rng``), without building the observations it
-        does not read; a subclass that plays its own ``act_batch`` is asked through it."""
+        does not read; a subclass or an object that plays its own ``act_batch`` is asked through it."""
         games, masks = checked_core_batch(core, games, masks)
         if _plays_its_own_act_batch(self, RandomAgent):
             return super().act_batch_core(core, games, masks)
@@ -347,8 +347,9 @@ class RandomAgent(Agent):
 
 
 def _plays_its_own_act_batch(agent, base: type) -> bool:
-    """Whether ``agent``'s class overrides ``base.act_batch``, so that only ``act_batch`` says how it plays."""
-    return type(agent).act_batch is not base.act_batch
+    """Whether ``agent``'s class overrides ``base.act_batch``, or the object was given an ``act_batch`` of its own,
+    so that only ``act_batch`` says how it plays."""
+    return type(agent).act_batch is not base.act_batch or "act_batch" in getattr(agent, "__dict__", {})
 
 
 class RuleAgent(Agent):
@@ -367,7 +368,7 @@ class RuleAgent(Agent):
 
         Under ``conceal_ace_penalty`` the core's strengths already demote an ace concealed in a hand, which a
         player can only deduce, so there the observations are built (the base class's way), as they are for a
-        subclass that plays its own ``act_batch``."""
+        subclass or an object that plays its own ``act_batch``."""
         games, masks = checked_core_batch(core, games, masks)
         if core.rules.conceal_ace_penalty or _plays_its_own_act_batch(self, RuleAgent):
             return super().act_batch_core(core, games, masks)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from spoilfive_env.actions import CLAIM, DECLINE_ROB, ROB_FIRST
+from spoilfive_env.actions import CLAIM, DECLINE_ROB, NUM_ACTIONS, ROB_FIRST
 from spoilfive_env.cards import HAND_SIZE, MAX_PLAYERS, NUM_CARDS, NUM_TRICKS, TRICKS_TO_WIN, TRUMP
 from spoilfive_env.phases import PHASE_DONE, PHASE_JINK, PHASE_ROB
 
@@ -196,6 +196,13 @@ def rule_moves(core, masks: np.ndarray, spoil: bool, games: np.ndarray | None = 
     the core's ``games`` only (int, with ``masks`` their rows), in their order."""
     masks = np.ascontiguousarray(masks, dtype=np.bool_)
     games = np.arange(core.batch_size) if games is None else np.asarray(games, np.int64)
+    # The compiled loop reads without bounds checks: refuse what would read past the arrays.
+    if games.ndim != 1 or masks.shape != (len(games), NUM_ACTIONS):
+        raise ValueError(f"rule_moves needs games (k,) and their masks (k, {NUM_ACTIONS}), got games of shape "
+                         f"{games.shape} and masks of shape {masks.shape}")
+    if len(games) and (games.min() < 0 or games.max() >= core.batch_size):
+        raise ValueError(f"rule_moves needs games from 0 to {core.batch_size - 1} (the core's batch), got "
+                         f"{games[:8].tolist()}")
     out = np.zeros(len(games), np.int64)
     _rule_moves(out, games, bool(spoil), core.num_players, masks, core.holder, core.played_by, core.trick_cards,
                 core.led_card, core.leader, core.current, core.phase, core.tricks_won, core.trick_number,

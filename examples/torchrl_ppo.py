@@ -93,13 +93,15 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     if why:
         parser.error(f"--hidden {args.hidden} is not allowed here: {why}")
     if args.route == "pettingzoo":
-        given = [flag for flag, value in (("--num-envs", args.num_envs), ("--opponents", args.opponents)) if value]
+        given = [flag for flag, value in (("--num-envs", args.num_envs), ("--opponents", args.opponents))
+                 if value is not None]
         if given:
-            parser.error(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} the vector route (--route "
-                         "vector): the pettingzoo route is self-play, one game")
+            parser.error(f"{' and '.join(given)} {'need' if len(given) > 1 else 'needs'} --route vector: the "
+                         "pettingzoo route is self-play, one game")
     else:
-        args.num_envs = args.num_envs or 256
-        args.opponents = args.opponents or "random"
+        num_envs_default = args.num_envs is None
+        args.num_envs = 256 if num_envs_default else args.num_envs
+        args.opponents = "random" if args.opponents is None else args.opponents
         try:
             check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs")
             resolve_opponents(args.opponents, Rules(num_players=args.num_players))
@@ -110,8 +112,8 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         args.frames_per_batch = FRAMES_PER_BATCH[args.route]
     if args.route == "vector" and args.frames_per_batch % args.num_envs:
         parser.error(f"--frames-per-batch {args.frames_per_batch}{' (the default)' if default else ''} is not allowed "
-                     f"with --num-envs {args.num_envs}: each step collects one frame from every game, so give a "
-                     f"multiple of {args.num_envs}")
+                     f"with --num-envs {args.num_envs}{' (the default)' if num_envs_default else ''}: each step "
+                     f"collects one frame from every game, so give a multiple of {args.num_envs}")
     memory = physical_memory()
     if memory is None:
         return

@@ -27,7 +27,7 @@ illegal action           ``"raise"`` (default): ``ValueError`` naming the action
                          legal actions; nothing changes. ``"penalty"``: the seeds' penalty
                          (docs/rules.md): the learner forfeits his interest in the pool, the hand ends
                          and the episode terminates with the reward of a lost hand (below)
-opponent error           an opponent's ``act_batch`` that raises (or breaks its contract) stops the
+opponent error           an opponent that raises when asked (or breaks its contract) stops the
                          step after the learner's move: its error propagates, and every later
                          ``step`` raises ``ValueError`` until ``reset()``
 version                  v0, the first release

@@ -11,7 +11,7 @@ whether the learning seat is fixed or drawn at each reset.
 The same name (or the same object) given twice is one agent that plays both seats, so each
 step asks it once on every row it has to decide (:func:`agents.base.actions_in_core`: its
 ``act_batch_core``, which gives ``act_batch``'s moves on those rows' observations; ``act_batch``
-itself for an object that has only that). Agents made from specs are
+itself for an object that has only that; ``act_batch_state`` for the cheating oracle). Agents made from specs are
 seeded from the env's seed (:meth:`Lineup.reseed`), and so are agent objects that have a
 ``reseed`` method; a seeded reset thus reproduces the opponents' moves.
 

@@ -3,8 +3,9 @@
 ``gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=B, vectorization_mode="vector_entry_point", ...)``
 takes the arguments of the single-seat env (:mod:`spoilfive_integrations.gymnasium_env`) and
 returns this class. Every game has one learning seat; between the learner's decisions the
-opponents move in batch: each distinct opponent agent's ``act_batch`` is called once per round
-on the rows where one of its seats is to act, and the core steps only those rows
+opponents move in batch: each distinct opponent agent is asked once per round on the rows where
+one of its seats is to act (:func:`agents.base.actions_in_core`: ``act_batch``'s moves, which
+``greedy``, ``spoiler`` and ``random`` give without building observations), and the core steps only those rows
 (``core.step(actions, where=rows)``). No Python loop runs over games.
 
 =======================  ====================================================================
@@ -30,7 +31,7 @@ autoreset                ``autoreset_mode``, Gymnasium's three (default ``Autore
                          a ``step`` before that is refused. ``reset_mask`` restarts only the
                          games it marks, in every mode
 truncation               never: a hand ends within five tricks, a game within ``max_hands``
-opponent error           an opponent's ``act_batch`` that raises (or breaks its contract) stops the
+opponent error           an opponent that raises when asked (or breaks its contract) stops the
                          step half-way: its error propagates, and every later ``step`` raises
                          ``ValueError`` until ``reset()``
 =======================  ====================================================================
@@ -155,7 +156,7 @@ class LearnerBatch:
             ``num_envs`` games fit in this machine's memory.
         mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
 
-    After an opponent's move fails (its ``act_batch`` raises, or breaks its contract) the games are
+    After an opponent's move fails (it raises when asked, or breaks its contract) the games are
     half-stepped: :attr:`failure` says why, and :meth:`check_playable` refuses every step until a
     start of every game (a reset) clears it.
     """

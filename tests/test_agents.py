@@ -366,11 +366,14 @@ def test_compiled_rule_moves_equal_the_definition(rules):
 def test_rule_players_read_from_the_core_what_they_read_from_observations(rules, backend, monkeypatch):
     """``act_batch_core`` (what the Gymnasium envs and the tournaments call) gives ``act_batch``'s moves on the
     observations of the player to act, greedy and spoiler, for a shuffled subset of the live games (their own
-    order), at every step of whole games, with either rules backend."""
+    order), at each of 50 steps of game-mode play (every phase; hands end and new ones are dealt), with either
+    rules backend."""
     if backend == "numba":
         pytest.importorskip("agents.rules_kernel")
     monkeypatch.setenv("SPOILFIVE_RULES", backend)
     monkeypatch.setattr(baselines._rules, "chosen", None)
+    if rules.conceal_ace_penalty:  # there the rule players read observations (the next test says why)
+        monkeypatch.setattr(baselines, "core_rule_actions", lambda *args: pytest.fail("read the core's strengths"))
     core = SpoilFiveCore(300, rules=rules, mode="game", seed=rules.num_players)
     rng = np.random.default_rng(1)
     players = [make("greedy"), make("spoiler")]
@@ -390,6 +393,21 @@ def test_rule_players_read_from_the_core_what_they_read_from_observations(rules,
         step[live] = np.where(rng.random(len(live)) < 0.5, step[live], moves[1])
         core.step(step)
     assert compared > 10_000 and differing > 50  # the spoiler's own rules came up
+
+
+def test_the_compiled_rule_refuses_games_and_masks_it_would_read_past():
+    """The compiled loop reads without bounds checks, so :func:`agents.rules_kernel.rule_moves` refuses masks that are
+    not one row a game and games outside the core, where it would have read past its arrays."""
+    kernel = pytest.importorskip("agents.rules_kernel")
+    core = SpoilFiveCore(4, rules=Rules(num_players=3), seed=0)
+    masks = core.legal_mask()
+    with pytest.raises(ValueError, match=r"games \(k,\) and their masks \(k, 107\), got games of shape \(3,\) and "
+                                         r"masks of shape \(1, 107\)"):
+        kernel.rule_moves(core, masks[:1], True, np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"games from 0 to 3 \(the core's batch\), got \[1, 7\]"):
+        kernel.rule_moves(core, masks[:2], True, np.array([1, 7]))
+    with pytest.raises(ValueError, match="got games of shape"):
+        kernel.rule_moves(core, masks[:2], True, np.array([[1, 2]]))
 
 
 def test_a_rule_player_reads_observations_where_the_core_would_show_a_concealed_ace():
@@ -420,8 +438,9 @@ def test_random_draws_the_same_numbers_from_the_core_without_observations(monkey
 
 
 def test_a_baseline_subclass_with_its_own_act_batch_is_asked_through_it():
-    """A subclass of a baseline that plays its own ``act_batch`` (here: always the last legal action) is asked
-    through it by ``act_batch_core``, not by the compiled rule or the draw without observations."""
+    """A subclass of a baseline that plays its own ``act_batch`` (here: always the last legal action), or a
+    baseline object given one, is asked through it by ``act_batch_core``, not by the compiled rule or the draw
+    without observations."""
     def last_legal(self, observations, masks):
         self.asked = len(observations)
         return masks.shape[1] - 1 - masks[:, ::-1].argmax(axis=1)
@@ -430,9 +449,12 @@ def test_a_baseline_subclass_with_its_own_act_batch_is_asked_through_it():
     masks, games = core.legal_mask(), np.arange(0, 40, 3)
     last = masks.shape[1] - 1 - masks[games, ::-1].argmax(axis=1)
     for base in (baselines.SpoilerAgent, baselines.GreedyAgent, baselines.RandomAgent):
-        player = type("LastLegal", (base,), {"act_batch": last_legal})()
-        assert np.array_equal(player.act_batch_core(core, games, masks[games]), last), base.name
-        assert player.asked == len(games)
+        subclassed = type("LastLegal", (base,), {"act_batch": last_legal})()
+        patched = make(base.name)
+        patched.act_batch = types.MethodType(last_legal, patched)  # an object given its own act_batch
+        for player in (subclassed, patched):
+            assert np.array_equal(player.act_batch_core(core, games, masks[games]), last), base.name
+            assert player.asked == len(games)
         assert not np.array_equal(make(base.name).act_batch_core(core, games, masks[games]), last)
 
 
@@ -460,8 +482,11 @@ def test_act_batch_core_refuses_what_does_not_fit_the_core(games, masks, message
         rows[1] = 0
     elif masks == "decline":
         rows[1, DECLINE_ROB] = 1
-    for name in ("spoiler", "random"):
-        agent = make(name, seed=4)
+    class FirstLegal(Agent):  # asked through observations, the base class's way
+        def act_batch(self, observations, masks):
+            return masks.argmax(axis=1)
+
+    for agent in (make("spoiler"), make("random", seed=4), FirstLegal(seed=4)):
         before = agent.rng.bit_generator.state
         with pytest.raises(ValueError, match=message):
             agent.act_batch_core(core, games, rows)
@@ -486,8 +511,10 @@ def test_actions_in_core_asks_each_kind_of_agent_its_own_way():
     np.testing.assert_array_equal(seen["observations"], core.observe(games=games))
 
     spoiler = make("spoiler")
-    assert np.array_equal(actions_in_core(spoiler, core, games, masks[games]),
-                          spoiler.act_batch(core.observe(games=games), masks[games]))
+    expected = spoiler.act_batch(core.observe(games=games), masks[games])
+    with pytest.MonkeyPatch.context() as patch:  # through act_batch_core: read from the core, nothing observed
+        patch.setattr(core, "observe", lambda *args, **kwargs: pytest.fail("the spoiler's games were observed"))
+        assert np.array_equal(actions_in_core(spoiler, core, games, masks[games]), expected)
 
     oracle = make("oracle", seed=2)
     state_calls = []

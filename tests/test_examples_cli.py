@@ -68,9 +68,12 @@ CASES = [
      (f"--frames-per-batch {HUGE} is not allowed here", "allowed: at most")),
     ("torchrl_ppo", ["--lr", "nan"], "--lr: 'nan' is not allowed: give a finite number"),
     ("torchrl_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
-    ("torchrl_ppo", ["--num-envs", "8"], "--num-envs takes the vector route (--route vector): the pettingzoo route is "
-                                         "self-play, one game"),
-    ("torchrl_ppo", ["--opponents", "spoiler", "--num-envs", "8"], "--num-envs and --opponents take the vector route"),
+    ("torchrl_ppo", ["--num-envs", "8"],
+     "--num-envs needs --route vector: the pettingzoo route is self-play, one game"),
+    ("torchrl_ppo", ["--opponents", "spoiler", "--num-envs", "8"], "--num-envs and --opponents need --route vector"),
+    ("torchrl_ppo", ["--opponents", ""], "--opponents needs --route vector"),
+    ("torchrl_ppo", ["--route", "vector", "--frames-per-batch", "100"],
+     "--frames-per-batch 100 is not allowed with --num-envs 256 (the default): each step collects one frame"),
     ("torchrl_ppo", ["--route", "vector", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
     ("torchrl_ppo", ["--route", "vector", "--num-envs", "100"],
      "--frames-per-batch 8192 (the default) is not allowed with --num-envs 100: each step collects one frame from "

@@ -233,10 +233,13 @@ class LearnerBatch:
         return illegal
 
     def _illegal_message(self, game: int, action: int, where: str) -> str:
-        legal = np.flatnonzero(self.core.legal_mask()[game])
         described = f"{action} ({action_str(action)})" if 0 <= action < NUM_ACTIONS else f"{action}"
         return (f"illegal action {described} for the learning seat {int(self.seat[game])}{where}; legal actions: "
-                + ", ".join(f"{a} ({action_str(a)})" for a in legal))
+                + self.legal_actions_text(game))
+
+    def legal_actions_text(self, game: int) -> str:
+        """The learner's legal actions in ``game``, as ``"23 (play JD), 38 (play KH), ..."``."""
+        return ", ".join(f"{a} ({action_str(a)})" for a in np.flatnonzero(self.core.legal_mask()[game]))
 
     def learner_step(self, actions: np.ndarray, acting: np.ndarray, penalized: np.ndarray):
         """Apply the learner's legal ``actions`` in ``acting`` games and end ``penalized`` ones.

@@ -21,7 +21,7 @@ from gymnasium.utils.env_checker import check_env
 
 import spoilfive_env
 from agents import CHECKPOINT_DIR, Agent
-from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.actions import NUM_ACTIONS, action_str
 from spoilfive_env.core import PHASE_DONE
 from spoilfive_env.observation import OBS_DIM, decode_observation
 from spoilfive_env.registration import AEC_ID, GYMNASIUM_ID
@@ -231,8 +231,10 @@ def test_raise_mode_refuses_an_illegal_action_and_changes_nothing():
         with pytest.raises(ValueError, match=rf"illegal action {bad}\b.*learning seat {info['seat']}.*legal actions: "):
             env.step(bad)
         assert_same_state(before, state_of(env))
+    legal = ", ".join(f"{a} \\({action_str(a)}\\)" for a in np.flatnonzero(mask))
     for not_an_action in (1.5, "3", [1, 2], None):
-        with pytest.raises(ValueError, match="an action is one integer"):
+        with pytest.raises(ValueError, match=rf"an action is one integer 0-106, got .*; legal actions for the learning "
+                                             rf"seat {info['seat']}: {legal}$"):
             env.step(not_an_action)
         assert_same_state(before, state_of(env))
     env.step(int(np.flatnonzero(mask)[0]))  # still playable

@@ -340,9 +340,9 @@ class RandomAgent(Agent):
     def act_batch_core(self, core, games, masks):
         """:meth:`act_batch`'s draws (the same numbers from ``self.rng``), without building the observations it
         does not read; a subclass or an object that plays its own ``act_batch`` is asked through it."""
-        games, masks = checked_core_batch(core, games, masks)
         if _plays_its_own_act_batch(self, RandomAgent):
             return super().act_batch_core(core, games, masks)
+        games, masks = checked_core_batch(core, games, masks)
         return sample_legal(masks, self.rng)
 
 
@@ -369,9 +369,9 @@ class RuleAgent(Agent):
         Under ``conceal_ace_penalty`` the core's strengths already demote an ace concealed in a hand, which a
         player can only deduce, so there the observations are built (the base class's way), as they are for a
         subclass or an object that plays its own ``act_batch``."""
-        games, masks = checked_core_batch(core, games, masks)
         if core.rules.conceal_ace_penalty or _plays_its_own_act_batch(self, RuleAgent):
             return super().act_batch_core(core, games, masks)
+        games, masks = checked_core_batch(core, games, masks)
         return core_rule_actions(core, masks, self.spoils, games)
 
 

@@ -195,12 +195,14 @@ def rule_moves(core, masks: np.ndarray, spoil: bool, games: np.ndarray | None = 
     ``core`` ``(B,)``, as :func:`agents.baselines.rule_actions` on its ``view_from_core``; or in
     the core's ``games`` only (int, with ``masks`` their rows), in their order."""
     masks = np.ascontiguousarray(masks, dtype=np.bool_)
-    games = np.arange(core.batch_size) if games is None else np.asarray(games, np.int64)
-    # The compiled loop reads without bounds checks: refuse what would read past the arrays.
+    # The compiled loop reads without bounds checks: refuse what would read past the arrays. (Every game, as the
+    # searches' rollouts ask at each step, is in range by construction: only the masks' shape is checked then.)
+    given = games is not None
+    games = np.asarray(games, np.int64) if given else np.arange(core.batch_size)
     if games.ndim != 1 or masks.shape != (len(games), NUM_ACTIONS):
         raise ValueError(f"rule_moves needs games (k,) and their masks (k, {NUM_ACTIONS}), got games of shape "
                          f"{games.shape} and masks of shape {masks.shape}")
-    if len(games) and (games.min() < 0 or games.max() >= core.batch_size):
+    if given and len(games) and (games.min() < 0 or games.max() >= core.batch_size):
         raise ValueError(f"rule_moves needs games from 0 to {core.batch_size - 1} (the core's batch), got "
                          f"{games[:8].tolist()}")
     out = np.zeros(len(games), np.int64)

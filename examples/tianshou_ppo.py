@@ -1,20 +1,31 @@
-"""Tianshou 2.0 on the AEC environment: N seats, one shared masked policy, PPO.
+"""Tianshou 2.0 PPO: self-play on the AEC environment, or one seat on a vector env of one core batch.
 
-    python examples/tianshou_ppo.py                       # a few minutes on 2 CPU cores
+    python examples/tianshou_ppo.py                       # self-play on the AEC env, a few minutes on 2 CPU cores
+    python examples/tianshou_ppo.py --route vector        # one seat against random, 256 games of one core batch
+    python examples/tianshou_ppo.py --route vector --self-play 5   # the opponents: the learner, every 5 iterations
     python examples/tianshou_ppo.py --num-players 5 --iterations 2 --episodes 8 --eval-deals 20   # smoke test
 
-The environment goes through Tianshou's own ``tianshou.env.PettingZooEnv`` unchanged: its
-observation is a ``Batch(agent_id, obs, mask)`` with the legal actions in ``mask``. The
-``MultiAgentOnPolicyAlgorithm`` is built for any table size from ``env.agents`` (Tianshou's
-tic-tac-toe example hard-codes two players), every seat mapped to the SAME ``PPO``
-algorithm, so one actor and one critic play every seat. The actor reads ``mask`` and gives
+``--route pettingzoo`` (default): the environment goes through Tianshou's own
+``tianshou.env.PettingZooEnv`` unchanged: its observation is a ``Batch(agent_id, obs, mask)`` with the
+legal actions in ``mask``. The ``MultiAgentOnPolicyAlgorithm`` is built for any table size from
+``env.agents`` (Tianshou's tic-tac-toe example hard-codes two players), every seat mapped to the SAME
+``PPO`` algorithm, so one actor and one critic play every seat. The actor reads ``mask`` and gives
 illegal actions the lowest finite logit, so they are never sampled (the AEC env would raise).
 
 One fix is needed for a turn-based game: Tianshou credits a hand's rewards only to the seat
 that played its last card, and bootstraps each value from the next seat's view.
 :class:`spoilfive_integrations.tianshou.SeatTrajectories` (a drop-in for
-``MultiAgentOnPolicyAlgorithm``) makes each seat's transitions a trajectory of its own before
+``MultiAgentOnPolicyAlgorithm``) makes each seat's transitions a trajectory of their own before
 GAE; see that module for how.
+
+``--route vector``: :class:`spoilfive_integrations.tianshou.SpoilFiveTianshouVectorEnv`, a Tianshou
+vector env over ``--num-envs`` games of one core batch, one learning seat each (drawn at each hand)
+against ``--opponents``. Its observation is ``Batch(obs, mask)`` too, so the same actor and critic
+serve; the ``Collector`` takes it as it takes a ``DummyVectorEnv``, and plain single-agent ``PPO``
+learns from it (each game's transitions are the learning seat's own). Each iteration collects
+``--step-per-collect`` decisions, the same number from every game. ``--self-play K`` seats a snapshot
+of the learner (:class:`spoilfive_integrations.tianshou.TianshouPolicyAgent`, sampling) in every other
+seat before the first iteration and every ``K`` iterations after it.
 
 At the end the network plays one seat against ``random`` and ``spoiler`` tables through
 :func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
@@ -48,6 +59,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
         ArgumentParser,
         exit_interrupted,
         learning_rate,
+        non_negative_int,
         positive_int,
         run_command,
         seed_value,
@@ -55,7 +67,10 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
-    from spoilfive_integrations.tianshou import SeatTrajectories
+    from spoilfive_env.rules import Rules
+    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.tianshou import SeatTrajectories, SpoilFiveTianshouVectorEnv, TianshouPolicyAgent
+    from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
@@ -64,32 +79,80 @@ except KeyboardInterrupt:
 
 TRANSITION_BYTES = 2 * (4 * OBS_DIM + NUM_ACTIONS) + 64
 """About what one transition of the replay buffer takes (observation and next observation with their masks)."""
+ROUTES = ("pettingzoo", "vector")
+VECTOR_DEFAULTS = {"num_envs": 256, "opponents": "random", "step_per_collect": 8192, "self_play": 0}
+"""The vector route's flags when not given (8,192 decisions: 32 from each of 256 games; fixed opponents)."""
 
 
 def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse, in one line naming the flag, sizes that would fail once training has started."""
+    """Refuse, in one line naming the flag, sizes and flags that would fail once training has started."""
     if args.minibatch_size < 2:
         parser.error(f"--minibatch-size {args.minibatch_size} is not allowed: give at least 2 (PPO normalises the "
                      "advantages over each minibatch)")
     why = network_too_large([args.hidden, args.hidden])
     if why:
         parser.error(f"--hidden {args.hidden} is not allowed here: {why}")
+    if args.route == "pettingzoo":
+        given = [f"--{key.replace('_', '-')}" for key in VECTOR_DEFAULTS if getattr(args, key) is not None]
+        if given:
+            parser.error(f"{' and '.join(given)} {'need' if len(given) > 1 else 'needs'} --route vector: the "
+                         "pettingzoo route is self-play, one game")
+        args.episodes = 64 if args.episodes is None else args.episodes
+    else:
+        check_vector_args(parser, args)
     memory = physical_memory()
     if memory is None:
         return
-    transitions = args.episodes * MAX_DECISIONS_PER_HAND * args.num_players
+    if args.route == "vector":
+        transitions, flag, value, per = args.step_per_collect, "--step-per-collect", args.step_per_collect, 1
+    else:
+        per = MAX_DECISIONS_PER_HAND * args.num_players
+        transitions, flag, value = args.episodes * per, "--episodes", args.episodes
     if transitions * TRANSITION_BYTES > memory:
-        parser.error(f"--episodes {args.episodes} is not allowed here: the replay buffer for that many hands of "
-                     f"{args.num_players} players needs about {transitions * TRANSITION_BYTES / 2**30:.1f} GiB, more "
-                     f"than this machine's {memory / 2**30:.1f} GiB; allowed: at most "
-                     f"{memory // (MAX_DECISIONS_PER_HAND * args.num_players * TRANSITION_BYTES):,}")
+        parser.error(f"{flag} {value} is not allowed here: its replay buffer at a table of {args.num_players} needs "
+                     f"about {transitions * TRANSITION_BYTES / 2**30:.1f} GiB, more than this machine's "
+                     f"{memory / 2**30:.1f} GiB; allowed: at most {memory // (per * TRANSITION_BYTES):,}")
+
+
+def check_vector_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
+    """The vector route's flags: defaults filled in, the games and opponents checked, the decisions a whole
+    number of steps of every game."""
+    if args.episodes is not None:
+        parser.error("--episodes needs --route pettingzoo: the vector route collects --step-per-collect decisions "
+                     "an iteration")
+    defaults = [key for key in VECTOR_DEFAULTS if getattr(args, key) is None]
+    for key in defaults:
+        setattr(args, key, VECTOR_DEFAULTS[key])
+    try:
+        check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs")
+        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
+    except (ValueError, ImportError) as error:
+        parser.error(str(error) if str(error).startswith("--") else f"--opponents: {error}")
+    if args.step_per_collect % args.num_envs:
+        flags = [f"--{key.replace('_', '-')} {getattr(args, key)}{' (the default)' if key in defaults else ''}"
+                 for key in ("step_per_collect", "num_envs")]
+        parser.error(f"{flags[0]} is not allowed with {flags[1]}: each step collects one decision from every game, "
+                     f"so give a multiple of {args.num_envs}")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--route", choices=ROUTES, default="pettingzoo",
+                        help="pettingzoo: self-play on the AEC env; vector: one seat on a vector env of one core "
+                             "batch (default pettingzoo)")
     parser.add_argument("--num-players", type=table_size, default=4)
     parser.add_argument("--iterations", type=positive_int, default=60)
-    parser.add_argument("--episodes", type=positive_int, default=64, help="hands collected per iteration")
+    parser.add_argument("--episodes", type=positive_int, default=None,
+                        help="hands collected per iteration (pettingzoo route; default 64)")
+    parser.add_argument("--num-envs", type=positive_int, default=None,
+                        help="games in the core batch (vector route; default 256)")
+    parser.add_argument("--opponents", default=None,
+                        help="the other seats' agent spec, agents.load_agent (vector route; default random)")
+    parser.add_argument("--step-per-collect", type=positive_int, default=None,
+                        help="decisions collected per iteration, a multiple of --num-envs (vector route; default 8192)")
+    parser.add_argument("--self-play", type=non_negative_int, default=None, metavar="K",
+                        help="seat a snapshot of the learner as the opponents every K iterations (vector route; "
+                             "default 0: --opponents throughout)")
     parser.add_argument("--epochs", type=positive_int, default=4, help="PPO epochs over each seat's data")
     parser.add_argument("--minibatch-size", type=positive_int, default=256)
     parser.add_argument("--lr", type=learning_rate, default=1e-3)
@@ -166,27 +229,19 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
     # The collector summarises the per-seat reward vectors flattened, and says so at every call.
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 
-    def make_env():
-        return PettingZooEnv(spoilfive_env.env(num_players=args.num_players))
-
-    env = make_env()
     actor = MaskedActor(args.hidden)
-    policy = DiscreteActorPolicy(actor=actor, action_space=env.action_space, observation_space=env.observation_space)
-    shared = PPO(policy=policy, critic=SeatCritic(args.hidden), optim=AdamOptimizerFactory(lr=args.lr),
-                 gamma=1.0, gae_lambda=0.95, ent_coef=0.01, max_grad_norm=0.5)
-    algorithm = SeatTrajectories(algorithms=[shared] * len(env.agents), env=env)
-
-    train_envs = DummyVectorEnv([make_env])
-    train_envs.seed(args.seed)
-    # Room for every decision of the iteration's hands: the transitions must stay in time order.
-    buffer = VectorReplayBuffer(args.episodes * MAX_DECISIONS_PER_HAND * args.num_players, 1)
-    collector = Collector(algorithm, train_envs, buffer, exploration_noise=False)
+    build = self_play_on_the_aec_env if args.route == "pettingzoo" else one_seat_on_the_vector_env
+    algorithm, collector, collect = build(args, actor, SeatCritic(args.hidden))
+    buffer = collector.buffer
 
     started, decisions = time.perf_counter(), 0
     for iteration in range(1, args.iterations + 1):
+        if args.route == "vector" and args.self_play and (iteration - 1) % args.self_play == 0:
+            snapshot = TianshouPolicyAgent(algorithm, seed=args.seed + iteration, name=f"snapshot{iteration}")
+            collector.env.set_opponents(snapshot)
         collector.reset_buffer()
         with policy_within_training_step(algorithm.policy):  # what Tianshou's trainer does
-            result = collector.collect(n_episode=args.episodes, reset_before_collect=True)
+            result = collector.collect(**collect)
             with torch_train_mode(algorithm.policy):
                 algorithm.update(buffer=buffer, batch_size=args.minibatch_size, repeat=args.epochs)
         decisions += result.n_collected_steps
@@ -196,6 +251,42 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
     if args.eval_deals:
         agent = ActorAgent(actor.eval())
         check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
+
+
+def make_ppo(actor: MaskedActor, critic: SeatCritic, args: argparse.Namespace, action_space, observation_space):
+    """One PPO for every seat it plays: a hand's result is all that counts (gamma 1)."""
+    policy = DiscreteActorPolicy(actor=actor, action_space=action_space, observation_space=observation_space)
+    return PPO(policy=policy, critic=critic, optim=AdamOptimizerFactory(lr=args.lr),
+               gamma=1.0, gae_lambda=0.95, ent_coef=0.01, max_grad_norm=0.5)
+
+
+def self_play_on_the_aec_env(args, actor, critic):
+    """Every seat of one AEC game, one shared PPO through :class:`SeatTrajectories`; each iteration collects
+    ``--episodes`` whole hands."""
+    def make_env():
+        return PettingZooEnv(spoilfive_env.env(num_players=args.num_players))
+
+    env = make_env()
+    shared = make_ppo(actor, critic, args, env.action_space, env.observation_space)
+    algorithm = SeatTrajectories(algorithms=[shared] * len(env.agents), env=env)
+    train_envs = DummyVectorEnv([make_env])
+    train_envs.seed(args.seed)
+    # Room for every decision of the iteration's hands: the transitions must stay in time order.
+    buffer = VectorReplayBuffer(args.episodes * MAX_DECISIONS_PER_HAND * args.num_players, 1)
+    collector = Collector(algorithm, train_envs, buffer, exploration_noise=False)
+    return algorithm, collector, {"n_episode": args.episodes, "reset_before_collect": True}
+
+
+def one_seat_on_the_vector_env(args, actor, critic):
+    """One learning seat in each of ``--num-envs`` games against ``--opponents``, plain PPO; each iteration
+    collects ``--step-per-collect`` decisions, hands running on from one iteration to the next."""
+    envs = SpoilFiveTianshouVectorEnv(num_envs=args.num_envs, num_players=args.num_players,
+                                      opponents=args.opponents, seed=args.seed)
+    algorithm = make_ppo(actor, critic, args, envs.action_space[0], envs.observation_space[0])
+    buffer = VectorReplayBuffer(args.step_per_collect, args.num_envs)  # each game's steps of an iteration
+    collector = Collector(algorithm, envs, buffer, exploration_noise=False)
+    collector.reset()
+    return algorithm, collector, {"n_step": args.step_per_collect}
 
 
 if __name__ == "__main__":

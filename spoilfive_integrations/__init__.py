@@ -19,7 +19,8 @@ module                      what it gives
 ``rllib``                   a ``MultiAgentEnv`` over many games and an action-masking
                             RLModule (``pip install ".[rllib]"``)
 ``tianshou``                ``SeatTrajectories``: Tianshou's multi-agent on-policy algorithm
-                            over each seat's own trajectory (``pip install ".[tianshou]"``)
+                            over each seat's own trajectory, and ``SpoilFiveTianshouVectorEnv``,
+                            a Tianshou vector env over one core batch (``pip install ".[tianshou]"``)
 ``play``                    the terminal game (``python -m spoilfive_env.play``)
 ``selfplay``                ``SelfPlayRollout``: ``train.py``'s self-play rollout over core batches
 ``ray_training``            ``train.py --ray``'s rollout workers as Ray actors (``pip install ".[ray]"``)

@@ -1,9 +1,9 @@
 """docs/integrations.md's Python examples run as written, each on its own, and give what they say.
 
 A reader copies one block into a fresh session, so each block holds its own imports. Training calls
-run one rollout instead of the block's budget, and the one outline (the Tianshou block's
-``shared_ppo = ...``, which examples/tianshou_ppo.py builds over twenty lines) is given the example's
-algorithm; every other line runs as printed. A block whose library is not installed skips.
+run one rollout instead of the block's budget, and the two outlines (the Tianshou blocks' ``shared_ppo = ...``
+and ``ppo = ...``, which examples/tianshou_ppo.py builds) are given the example's algorithm; every other line
+runs as printed. A block whose library is not installed skips.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def run_block(block: str, monkeypatch, **outlines) -> dict:
 
 def test_every_block_is_tested_here():
     named = ["gymnasium.make(", "gymnasium.make_vec(", 'MaskablePPO("MlpPolicy", gymnasium.make',
-             "SpoilFiveSB3VecEnv(", "PPOConfig()", "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories("]
+             "SpoilFiveSB3VecEnv(", "PPOConfig()", "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories(",
+             "SpoilFiveTianshouVectorEnv("]
     assert [next(i for i, block in enumerate(BLOCKS) if name in block) for name in named] == list(range(len(BLOCKS)))
 
 
@@ -127,3 +128,20 @@ def test_the_tianshou_block_builds_the_seat_trajectories(monkeypatch):
                          optim=example.AdamOptimizerFactory(lr=1e-3))
     ns = run_block(block_named("SeatTrajectories("), monkeypatch, shared_ppo=shared)
     assert ns["algorithm"].seat_of_agent == {f"player_{seat}": seat for seat in range(5)}
+
+
+def test_the_tianshou_vector_block_collects_legal_decisions_of_every_game_and_updates(monkeypatch):
+    if importlib.util.find_spec("tianshou") is None:
+        pytest.skip("Tianshou 2 needs Python 3.11 or newer")
+    from gymnasium import spaces
+
+    example = load_script("examples/tianshou_ppo.py", "example_tianshou_ppo")
+    args = example.parse_args(["--route", "vector"])
+    actor = example.MaskedActor(32)
+    ppo = example.make_ppo(actor, example.SeatCritic(32), args, spaces.Discrete(NUM_ACTIONS), None)
+    before = [p.detach().clone() for p in actor.parameters()]
+    ns = run_block(block_named("SpoilFiveTianshouVectorEnv("), monkeypatch, ppo=ppo)
+    assert ns["result"].n_collected_steps == 8192 and len(ns["collector"].buffer) == 8192
+    batch, _ = ns["collector"].buffer.sample(0)
+    assert np.asarray(batch.obs.mask)[np.arange(8192), np.asarray(batch.act)].all()
+    assert any(not torch.equal(p, q) for p, q in zip(actor.parameters(), before))

@@ -699,3 +699,148 @@ def test_tianshou_seat_trajectories_name_what_they_take():
                                                            r"AEC env: PettingZooEnv\(spoilfive_env.env")):
         with pytest.raises(ValueError, match=says):
             SeatTrajectories(algorithms=algorithms, env=wrapped)
+
+
+# ---------------------------------------------------------------------- Tianshou's vector env
+def tianshou_env(num_envs: int = 3, **options):
+    pytest.importorskip("tianshou")
+    from spoilfive_integrations.tianshou import SpoilFiveTianshouVectorEnv
+
+    return SpoilFiveTianshouVectorEnv(num_envs, **{"num_players": 3, "opponents": "random", "seed": 0, **options})
+
+
+def tianshou_state(envs) -> tuple:
+    core = envs.core
+    return (core.rng.bit_generator.state, envs._seat_rng.bit_generator.state, envs._next_seed, core.holder.tobytes(),
+            core.current.tobytes(), envs.batch.over.tobytes(), envs.batch.lineup,
+            [agent.rng.bit_generator.state for agent in envs.batch.lineup.agents if hasattr(agent, "rng")])
+
+
+def illegal_in_game_0(envs) -> np.ndarray:
+    actions = envs.core.legal_mask().argmax(1)
+    actions[0] = np.flatnonzero(~envs.core.legal_mask()[0].astype(bool))[0]
+    return actions
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda e: e.step(np.zeros(2, np.int64)), r"actions must be integers of shape \(3,\), got shape \(2,\)"),
+    (lambda e: e.step(np.full(3, 0.5)), r"actions must be integers of shape \(3,\), got shape \(3,\) dtype float64"),
+    (lambda e: e.step(None), "action=None is not allowed: this vector env is synchronous, so give one action per game"),
+    (lambda e: e.step(illegal_in_game_0(e)), r"illegal action \d+ \(.*\) for the learning seat \d in game 0; legal "
+                                             r"actions: \d+ \("),
+    (lambda e: e.step(np.zeros(1, np.int64), id=[3]), r"^id=\[3\] is not allowed: give game indices 0-2, each at most "
+                                                      r"once, or None for every game$"),
+    (lambda e: e.step(np.zeros(2, np.int64), id=[1, 1]), r"^id=\[1, 1\] is not allowed: give game indices 0-2"),
+    (lambda e: e.step(np.zeros(1, np.int64), id=0.5), r"^id=0.5 is not allowed: give game indices 0-2"),
+    (lambda e: e.reset(env_id=[-1]), r"^env_id=\[-1\] is not allowed: give game indices 0-2"),
+    (lambda e: e.reset(env_id=[0], seed=3), r"^seed=3 with env_id=\[0\] is not allowed: the games draw from one "
+                                            r"generator, so a seed restarts every game; give env_id=None$"),
+    (lambda e: e.reset(seed=-1), "seed must be a whole number 0 or more, or None, got -1"),
+    (lambda e: e.reset(seed=[1, 2, 3]), r"a list of seeds, one per game, is not taken, since the 3 games step in one "
+                                        "core batch from one generator"),
+    (lambda e: e.seed([1, 2, 3]), "a list of seeds, one per game, is not taken"),
+    (lambda e: e.seed(2.5), "seed must be a whole number 0 or more, or None, got 2.5"),
+    (lambda e: e.reset(options={"dealer": 0}), "unknown reset options 'dealer'"),
+    (lambda e: e.reset(return_info=True), r"^SpoilFiveTianshouVectorEnv.reset\(\) got return_info: it takes env_id, "
+                                          r"seed and options$"),
+    (lambda e: e.get_env_attr("action_space", id=[7]), r"^id=\[7\] is not allowed: give game indices 0-2"),
+    (lambda e: e.set_env_attr("render_mode", "ansi", id=[0]), r"^id=\[0\] is not allowed for "
+                                                              r"set_env_attr\('render_mode'\): it applies to every "
+                                                              r"game of the batch at once, so give id=None$"),
+    (lambda e: e.set_env_attr("action_space", None), r"set_env_attr\('action_space'\) is not allowed: the env's "
+                                                     "action_space is fixed"),
+    (lambda e: e.set_opponents("nobody"), "nobody"),
+], ids=lambda value: "" if callable(value) else value[:40])
+def test_the_tianshou_vector_env_refuses_bad_input_in_its_own_words_and_changes_nothing(call, says):
+    envs = tianshou_env()
+    envs.reset()
+    envs.seed(4)  # a seed waiting for the next reset of every game: a refusal leaves it waiting
+    before = tianshou_state(envs)
+    with pytest.raises(ValueError, match=says):
+        call(envs)
+    assert tianshou_state(envs) == before
+
+
+def test_the_tianshou_vector_env_refuses_to_step_an_ended_game_until_it_is_reset():
+    envs = tianshou_env()
+    batch, _ = envs.reset()
+    for _ in range(30):
+        batch, _, terminated, _, _ = envs.step(batch.mask.argmax(1))
+        if terminated.any():
+            break
+    ended = np.flatnonzero(terminated)
+    before = tianshou_state(envs)
+    with pytest.raises(ValueError, match=rf"^game\(s\) {', '.join(map(str, ended))} ended: restart them with "
+                                         r"reset\(env_id=\.\.\.\) before stepping them$"):
+        envs.step(batch.mask.argmax(1))  # a finished game's mask is all ones: any action would have been taken
+    assert tianshou_state(envs) == before
+    live = np.flatnonzero(~terminated)
+    envs.step(batch.mask[live].argmax(1), id=live)  # the others play on meanwhile
+    restarted, _ = envs.reset(env_id=ended)
+    assert not restarted.mask.all(axis=1).any()
+    envs.step(envs.core.legal_mask()[ended].argmax(1), id=ended)
+
+
+def test_the_tianshou_vector_env_refuses_what_comes_before_its_first_reset_or_after_close_and_deals_nothing():
+    envs = tianshou_env()
+    before = tianshou_state(envs)
+    for call, says in ((lambda: envs.step(np.zeros(3, np.int64)), r"step\(\) before reset\(\): call reset\(\)"),
+                       (lambda: envs.render(), r"render\(\) before reset\(\): call reset\(\)"),
+                       (lambda: envs.reset(env_id=[1]), r"env_id=\[1\] before the first reset\(\): call reset\(\) for "
+                                                        "every game first")):
+        with pytest.raises(ValueError, match=says):
+            call()
+    assert tianshou_state(envs) == before
+    envs.reset()
+    tables = envs.render()  # one a game, each seen from its learning seat
+    assert [f"player_{seat}'s hand" in table for seat, table in zip(envs.seats, tables)] == [True] * 3
+    envs.close()
+    for call in (envs.reset, lambda: envs.step(np.zeros(3, np.int64)), envs.close, lambda: envs.seed(1)):
+        with pytest.raises(ValueError, match=r"^SpoilFiveTianshouVectorEnv was closed: make a new one"):
+            call()
+
+
+def test_the_tianshou_vector_env_refuses_steps_after_an_opponent_fails_until_every_game_is_reset():
+    opponent = Breakable(seed=0)
+    envs = tianshou_env(2, opponents=["random", opponent], seat=0)
+    batch, _ = envs.reset()
+    opponent.broken = True
+    with pytest.raises(ValueError, match="opponent .*breakable.* returned float64 actions"):
+        for _ in range(20):
+            batch, *_ = envs.step(batch.mask.argmax(1))
+    opponent.broken = False
+    holder = envs.core.holder.copy()
+    for call, says in ((lambda: envs.step(envs.core.legal_mask().argmax(1)),
+                        r"the last step failed in the move of opponent .*breakable.*: call reset\(\)"),
+                       (lambda: envs.reset(env_id=[0]),
+                        r"the last step failed in the move of opponent .*breakable.*: call reset\(\) for every game")):
+        with pytest.raises(ValueError, match=says):
+            call()
+    assert np.array_equal(envs.core.holder, holder)
+    batch, _ = envs.reset()
+    envs.step(batch.mask.argmax(1))
+
+
+def test_a_tianshou_vector_env_reset_whose_opponent_cannot_reseed_changes_no_generator():
+    opponent = Breakable(seed=0)
+    envs = tianshou_env(2, opponents=["random", opponent], seat=0)
+    envs.reset()
+    opponent.broken = True
+    before = tianshou_state(envs)
+    with pytest.raises(RuntimeError, match="no reseeding today"):
+        envs.reset(seed=1)
+    assert tianshou_state(envs) == before
+
+
+def test_the_tianshou_vector_env_names_its_own_keywords_and_budgets_its_memory(monkeypatch):
+    pytest.importorskip("tianshou")
+    from spoilfive_integrations.tianshou import SpoilFiveTianshouVectorEnv
+
+    with pytest.raises(ValueError, match=r"unknown rules option\(s\) opponent: known options are "
+                                         r"SpoilFiveTianshouVectorEnv's own num_envs, num_players, opponents, seat, "
+                                         r"illegal_action, seed, mode, reward and the rules options"):
+        SpoilFiveTianshouVectorEnv(2, opponent="random")
+    with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got -3"):
+        SpoilFiveTianshouVectorEnv(2, seed=-3)
+    with pytest.raises(ValueError, match=r"^num_envs=10000000000 is not allowed here: its games need about"):
+        SpoilFiveTianshouVectorEnv(10**10)

@@ -836,6 +836,293 @@ def test_tianshou_a_truncated_transition_ends_its_hand_for_every_seat():
         assert np.asarray(own.terminated)[last] and np.asarray(own.done)[last]
 
 
+def tianshou_vector_env(num_envs: int, **options):
+    from spoilfive_integrations.tianshou import SpoilFiveTianshouVectorEnv
+
+    return SpoilFiveTianshouVectorEnv(num_envs, **options)
+
+
+def legal_choices(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One random legal action a row of ``masks``."""
+    return np.argmax(rng.random(masks.shape) * masks, axis=1)
+
+
+@needs_tianshou
+@pytest.mark.parametrize("players, opponents, illegal_action", [(3, "spoiler", "raise"), (5, "random", "raise"),
+                                                                (4, "greedy", "penalty")])
+def test_tianshou_vector_env_gives_what_the_plain_vector_env_gives(players, opponents, illegal_action):
+    """Stepped and reset game by game as Tianshou's collector does (every game a step, the ended ones reset by
+    ``env_id``), it gives every observation, mask, reward and end that the Gymnasium vector env gives for the same
+    actions and ``reset_mask`` resets, from the same seed: one core batch seen two ways. Under
+    ``illegal_action="penalty"`` some actions are illegal, and each game's info says which were penalised."""
+    games, rng = 6, np.random.default_rng(players)
+    options = {"num_players": players, "opponents": opponents, "illegal_action": illegal_action}
+    envs = tianshou_vector_env(games, seed=7, **options)
+    plain = gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=games, vectorization_mode="vector_entry_point",
+                               autoreset_mode="Disabled", **options)
+    batch, infos = envs.reset()
+    observations, plain_infos = plain.reset(seed=7)
+    penalised = np.zeros(games, bool)
+    assert len(infos) == games and all(info == ({} if illegal_action == "raise" else {"penalty": False})
+                                       for info in infos)
+    ends = 0
+    for _ in range(60):
+        np.testing.assert_array_equal(batch.obs, observations)
+        np.testing.assert_array_equal(batch.mask, plain_infos["action_mask"].astype(bool))
+        np.testing.assert_array_equal(envs.seats, plain_infos["seat"])
+        actions = legal_choices(batch.mask, rng)
+        if illegal_action == "penalty":
+            actions = np.where(rng.random(games) < 0.1, rng.integers(0, 107, games), actions)
+        batch, rewards, terminated, truncated, infos = envs.step(actions)
+        observations, plain_rewards, plain_terminated, plain_truncated, plain_infos = plain.step(actions)
+        if illegal_action == "penalty":
+            assert [info["penalty"] for info in infos] == list(plain_infos["penalty"])
+            penalised |= plain_infos["penalty"]
+        np.testing.assert_array_equal(rewards, plain_rewards)
+        np.testing.assert_array_equal(terminated, plain_terminated)
+        assert not truncated.any() and not plain_truncated.any()
+        np.testing.assert_array_equal(batch.obs, observations)
+        if terminated.any():
+            ends += int(terminated.sum())
+            restarted, _ = envs.reset(env_id=np.flatnonzero(terminated))
+            observations, plain_infos = plain.reset(options={"reset_mask": terminated})
+            batch.obs[terminated], batch.mask[terminated] = restarted.obs, restarted.mask
+    assert ends >= games and rewards.dtype.kind == "f"
+    assert penalised.any() == (illegal_action == "penalty")
+
+
+@needs_tianshou
+def test_tianshou_vector_env_steps_and_resets_only_the_games_it_is_given_in_their_order():
+    """``step(action, id)`` moves only the games of ``id`` and answers in its order; ``reset(env_id)`` deals only
+    those games (Tianshou's collector steps fewer games as it reaches its episode count)."""
+    envs = tianshou_vector_env(4, num_players=4, opponents="random", seed=3)
+    batch, _ = envs.reset()
+    core = envs.core
+    first_deals = core.holder.copy()
+    before = core.observe(envs.batch.seat)
+    actions = legal_choices(batch.mask[[3, 1]], np.random.default_rng(0))
+    moved, rewards, terminated, truncated, infos = envs.step(actions, id=[3, 1])
+    after = core.observe(envs.batch.seat)
+    np.testing.assert_array_equal(after[[0, 2]], before[[0, 2]])  # untouched
+    assert not np.array_equal(after[3], before[3]) and not np.array_equal(after[1], before[1])
+    np.testing.assert_array_equal(moved.obs, after[[3, 1]])
+    np.testing.assert_array_equal(moved.mask, core.legal_mask()[[3, 1]].astype(bool))
+    assert len(rewards) == len(terminated) == len(truncated) == len(infos) == 2
+    holders = core.holder.copy()
+    dealt, _ = envs.reset(env_id=[2])
+    changed = np.flatnonzero((core.holder != holders).reshape(len(holders), -1).any(axis=1))
+    assert list(changed) == [2] and dealt.obs.shape == (1, before.shape[1])
+    np.testing.assert_array_equal(dealt.obs[0], core.observe(envs.batch.seat)[2])
+    every_game_reversed = [3, 2, 1, 0]
+    moved, *_ = envs.step(legal_choices(core.legal_mask()[every_game_reversed], np.random.default_rng(1)),
+                          id=every_game_reversed)
+    np.testing.assert_array_equal(moved.obs, core.observe(envs.batch.seat)[every_game_reversed])
+    # The constructor's seed seeds the first reset of every game only: the next one deals new hands.
+    envs.reset()
+    assert (core.holder != first_deals).reshape(len(first_deals), -1).any(axis=1).all()
+
+
+@needs_tianshou
+def test_tianshou_collector_and_ppo_take_the_vector_env_as_it_is():
+    """Tianshou's own ``Collector`` over the vector env with the example's PPO: every stored action was legal under
+    its stored mask, each game's transitions are in time order in a sub-buffer of its own (a non-terminal
+    transition's ``obs_next`` is that game's next ``obs``), each hand ends in one terminal transition with the
+    learning seat's result, and the update runs."""
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.utils.torch_utils import policy_within_training_step, torch_train_mode
+
+    example = load_example("tianshou_ppo")
+    games, steps = 8, 40
+    envs = tianshou_vector_env(games, num_players=3, opponents="greedy", seed=1)
+    ppo = example.make_ppo(example.MaskedActor(16), example.SeatCritic(16),
+                           example.parse_args(["--route", "vector"]), envs.action_space[0],
+                           envs.observation_space[0])
+    buffer = VectorReplayBuffer(games * steps, games)
+    collector = Collector(ppo, envs, buffer)
+    collector.reset()
+    with policy_within_training_step(ppo.policy):
+        result = collector.collect(n_step=games * steps)
+        assert result.n_collected_steps == games * steps and result.n_collected_episodes >= games
+        batch, indices = buffer.sample(0)
+        masks, actions = np.asarray(batch.obs.mask), np.asarray(batch.act)
+        assert masks[np.arange(len(actions)), actions].all() and not masks.all()
+        game = np.searchsorted(buffer.subbuffer_edges, indices, side="right") - 1
+        terminated = np.asarray(batch.terminated)
+        for g in range(games):
+            rows = np.flatnonzero(game == g)
+            assert len(rows) == steps
+            follows = rows[:-1][~terminated[rows[:-1]]]
+            next_observations = np.asarray(batch.obs_next.obs)[follows]
+            np.testing.assert_array_equal(next_observations, np.asarray(batch.obs.obs)[follows + 1])
+        rewards = np.asarray(batch.rew)
+        assert (rewards[~terminated] == 0).all() and (rewards[terminated] != 0).any()
+        assert terminated.sum() == result.n_collected_episodes
+        with torch_train_mode(ppo.policy):
+            before = [p.detach().clone() for p in ppo.policy.actor.parameters()]
+            ppo.update(buffer=buffer, batch_size=64, repeat=1)
+    assert any(not torch.equal(p, q) for p, q in zip(ppo.policy.actor.parameters(), before))
+
+
+@needs_tianshou
+def test_tianshou_example_vector_route_collects_each_game_s_steps_against_the_opponents_asked_for(monkeypatch,
+                                                                                                capsys):
+    """The vector route makes the env with the flags' games, table, opponents and seed, collects
+    --step-per-collect decisions an iteration into a buffer that holds exactly them (hands running on across
+    iterations), updates --epochs times undiscounted, counts decisions, and evaluates the trained actor."""
+    example = load_example("tianshou_ppo")
+    collected, repeats, made, envs_made = [], [], [], []
+
+    class RecordingCollector(example.Collector):
+        def collect(self, *args, **kwargs):
+            result = super().collect(*args, **kwargs)
+            collected.append((kwargs, result.n_collected_steps, len(self.buffer)))
+            return result
+
+    env_class, ppo = example.SpoilFiveTianshouVectorEnv, example.PPO
+    monkeypatch.setattr(example, "Collector", RecordingCollector)
+    monkeypatch.setattr(example, "SpoilFiveTianshouVectorEnv",
+                        lambda **kwargs: envs_made.append(kwargs) or env_class(**kwargs))
+    monkeypatch.setattr(example, "PPO", lambda **kwargs: (made.append(kwargs), ppo(**kwargs))[1])
+    update = ppo.update
+    monkeypatch.setattr(ppo, "update",
+                        lambda self, **kwargs: (repeats.append(kwargs["repeat"]), update(self, **kwargs))[1])
+    evaluated = []
+    monkeypatch.setattr(example, "check_against_baselines", lambda *args, **kwargs: evaluated.append((args, kwargs)))
+    assert example.main(["--route", "vector", "--num-envs", "6", "--num-players", "5", "--opponents", "greedy",
+                         "--step-per-collect", "48", "--iterations", "2", "--epochs", "3", "--minibatch-size", "16",
+                         "--hidden", "16", "--eval-deals", "3", "--seed", "9"]) == 0
+    assert envs_made == [{"num_envs": 6, "num_players": 5, "opponents": "greedy", "seed": 9}]
+    assert [(kwargs, steps, stored) for kwargs, steps, stored in collected] == [({"n_step": 48}, 48, 48)] * 2
+    assert repeats == [3, 3] and made[0]["gamma"] == 1.0
+    assert "decisions      96" in capsys.readouterr().out.strip().splitlines()[-1]
+    [((agent, players, deals), kwargs)] = evaluated
+    assert (players, deals, kwargs) == (5, 3, {"seed": 10}) and isinstance(agent, example.ActorAgent)
+
+
+@needs_tianshou
+def test_tianshou_example_vector_route_is_reproducible_from_its_seed(capsys):
+    example = load_example("tianshou_ppo")
+    argv = ["--route", "vector", "--num-envs", "8", "--iterations", "2", "--step-per-collect", "64",
+            "--minibatch-size", "32", "--hidden", "16", "--eval-deals", "10", "--seed", "3"]
+    runs = []
+    for global_seed in (123, 456):
+        np.random.seed(global_seed)
+        torch.manual_seed(global_seed)
+        assert example.main(argv) == 0
+        runs.append([re.sub(r"\s+\d+ decisions/s$", "", line) for line in capsys.readouterr().out.splitlines()])
+    assert runs[0] == runs[1] and any("vs 3 x spoiler" in line for line in runs[0])
+
+
+def example_ppo(envs, hidden: int = 16):
+    """The Tianshou example's PPO for ``envs`` (a :class:`SpoilFiveTianshouVectorEnv`)."""
+    example = load_example("tianshou_ppo")
+    return example.make_ppo(example.MaskedActor(hidden), example.SeatCritic(hidden),
+                            example.parse_args(["--route", "vector"]), envs.action_space[0], envs.observation_space[0])
+
+
+@needs_tianshou
+def test_tianshou_policy_agent_plays_a_frozen_copy_of_the_policy_legally_from_its_own_generator():
+    from spoilfive_integrations.tianshou import TianshouPolicyAgent
+
+    envs = tianshou_vector_env(64, num_players=4, opponents="random", seed=2)
+    ppo = example_ppo(envs)
+    batch, _ = envs.reset()
+    observations, masks = batch.obs, batch.mask
+    torch_state = torch.random.get_rng_state()
+    sampled = [TianshouPolicyAgent(ppo, seed=5).act_batch(observations, masks) for _ in range(2)]
+    assert torch.equal(torch.random.get_rng_state(), torch_state)  # torch's generator untouched
+    np.testing.assert_array_equal(sampled[0], sampled[1])
+    assert masks[np.arange(64), sampled[0]].all()
+    greedy = TianshouPolicyAgent(ppo.policy, greedy=True, name="frozen")
+    logits, _ = ppo.policy.actor(batch)
+    np.testing.assert_array_equal(greedy.act_batch(observations, masks),
+                                  np.where(masks, logits.detach().numpy(), -np.inf).argmax(1))
+    assert greedy.name == "frozen" and not np.array_equal(greedy.act_batch(observations, masks), sampled[0])
+    with torch.no_grad():  # the agent holds a copy: training the learner on does not move it
+        for parameter in ppo.policy.actor.parameters():
+            parameter.add_(torch.randn_like(parameter))
+    np.testing.assert_array_equal(greedy.act_batch(observations, masks),
+                                  np.where(masks, logits.detach().numpy(), -np.inf).argmax(1))
+    result = evaluate([greedy, "random"], num_players=4, deals=3, seed=0)  # a tournament takes it
+    assert result["agents"]["frozen"]["hands"] == 12
+
+
+@needs_tianshou
+def test_tianshou_policy_agent_plays_only_legal_actions_whatever_the_actor_makes_of_the_mask():
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+
+    from spoilfive_integrations.tianshou import TianshouPolicyAgent
+
+    class PrefersHighIds(torch.nn.Module):
+        """Reads no mask: logits rising with the action id, the last ids far ahead of the rest."""
+
+        def forward(self, obs, state=None, info=None):
+            return 10.0 * torch.arange(spoilfive_env.NUM_ACTIONS, dtype=torch.float32).expand(len(obs.obs), -1), state
+
+    envs = tianshou_vector_env(64, num_players=4, opponents="random", seed=6)
+    batch, _ = envs.reset()
+    policy = DiscreteActorPolicy(actor=PrefersHighIds(), action_space=envs.action_space[0])
+    legal_ids = np.where(batch.mask, np.arange(spoilfive_env.NUM_ACTIONS), -1)
+    np.testing.assert_array_equal(TianshouPolicyAgent(policy, greedy=True).act_batch(batch.obs, batch.mask),
+                                  legal_ids.max(1))
+    sampled = TianshouPolicyAgent(policy, seed=0).act_batch(batch.obs, batch.mask)
+    assert batch.mask[np.arange(64), sampled].all()
+
+
+@needs_tianshou
+def test_tianshou_vector_env_reseeded_deals_the_same_hands_and_seats_again():
+    envs = tianshou_vector_env(8, num_players=4, opponents="random")
+    first = envs.reset(seed=5)[0].obs.copy(), envs.seats
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # play on (no hand ends within three decisions), then reseed
+        envs.step(legal_choices(envs.core.legal_mask(), rng))
+    again = envs.reset(seed=5)[0].obs.copy(), envs.seats
+    envs.seed(5)  # seed() then a reset of every game: the same again
+    by_seed_method = envs.reset()[0].obs.copy(), envs.seats
+    for other in (again, by_seed_method):
+        np.testing.assert_array_equal(other[0], first[0])
+        np.testing.assert_array_equal(other[1], first[1])
+    assert len(set(first[1])) > 1  # seats drawn, not fixed
+
+
+@needs_tianshou
+def test_tianshou_policy_agent_names_what_it_takes():
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+
+    from spoilfive_integrations.tianshou import TianshouPolicyAgent
+
+    envs = tianshou_vector_env(2, num_players=3, opponents="random", seed=0)
+    with pytest.raises(ValueError, match=r"policy \(MaskedActor\) is not allowed: give a Tianshou policy "
+                                         r"\(algorithm.policy\) or algorithm, whose actor reads Batch\(obs, mask\)"):
+        TianshouPolicyAgent(load_example("tianshou_ppo").MaskedActor(8))
+    with pytest.raises(ValueError, match="greedy"):
+        TianshouPolicyAgent(example_ppo(envs), greedy="yes")
+    ppo = example_ppo(envs)
+    policy = DiscreteActorPolicy(actor=ppo.policy.actor, action_space=envs.action_space[0],
+                                 dist_fn=lambda logits: torch.distributions.Normal(logits, 1.0))
+    batch, _ = envs.reset()
+    with pytest.raises(ValueError, match="the policy's dist_fn gives a Normal: a TianshouPolicyAgent needs a "
+                                         "Categorical over the 107 actions"):
+        TianshouPolicyAgent(policy).act_batch(batch.obs, batch.mask)
+
+
+@needs_tianshou
+def test_tianshou_example_vector_route_self_play_seats_a_snapshot_of_the_learner_every_k_iterations(monkeypatch):
+    example = load_example("tianshou_ppo")
+    seated = []
+    set_opponents = example.SpoilFiveTianshouVectorEnv.set_opponents
+    monkeypatch.setattr(example.SpoilFiveTianshouVectorEnv, "set_opponents",
+                        lambda self, agent: (seated.append(agent), set_opponents(self, agent))[1])
+    assert example.main(["--route", "vector", "--num-envs", "4", "--step-per-collect", "16", "--iterations", "5",
+                         "--self-play", "2", "--hidden", "8", "--eval-deals", "0", "--seed", "3"]) == 0
+    assert [agent.name for agent in seated] == ["snapshot1", "snapshot3", "snapshot5"]
+    assert all(isinstance(agent, example.TianshouPolicyAgent) and not agent.greedy for agent in seated)
+    assert [agent.seed for agent in seated] == [4, 6, 8]
+    # each a snapshot of the learner as it then was: the first two differ after two updates
+    weights = [[p.detach().clone() for p in agent.policy.actor.parameters()] for agent in seated]
+    assert any(not torch.equal(p, q) for p, q in zip(weights[0], weights[1]))
+
+
 # ---------------------------------------------------------------------- CleanRL
 def test_cleanrl_script_runs_as_a_subprocess(tmp_path):
     completed = subprocess.run(

@@ -611,6 +611,14 @@ def sample_legal(scores: np.ndarray, masks: np.ndarray, rng: np.random.Generator
     return np.where(masks, scores + rng.gumbel(size=scores.shape), -np.inf).argmax(axis=1).astype(np.int64)
 
 
+def legal_choice(scores: np.ndarray, masks: np.ndarray, greedy: bool, rng: np.random.Generator) -> np.ndarray:
+    """One legal action per row of ``scores`` ``(B, 107)``: the highest-scoring legal one (``greedy``, drawing
+    nothing), or one drawn by :func:`sample_legal`. A frozen policy agent's last step."""
+    if greedy:
+        return np.where(masks, scores, -np.inf).argmax(axis=1).astype(np.int64)
+    return sample_legal(scores, masks, rng)
+
+
 def checked_device(device, what: str = "device", choices: str = "cpu, cuda, cuda:N or mps") -> torch.device:
     """The torch device ``device`` names, or ``ValueError`` when it is no device or this machine has none such.
 

@@ -121,6 +121,9 @@ def check_vector_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         parser.error("--episodes needs --route pettingzoo: the vector route collects --step-per-collect decisions "
                      "an iteration")
     defaults = [key for key in VECTOR_DEFAULTS if getattr(args, key) is None]
+    if args.self_play and "opponents" not in defaults:
+        parser.error(f"--opponents is not allowed with --self-play {args.self_play}: the learner's snapshots are the "
+                     "opponents from the first iteration on")
     for key in defaults:
         setattr(args, key, VECTOR_DEFAULTS[key])
     try:

@@ -47,13 +47,19 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import Agent, checked_batch
-from agents.policy import checked_greedy, checked_name, sample_legal, torch_threads
+from agents.policy import checked_greedy, checked_name, legal_choice, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS
-from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
-from .vector import LearnerBatch, check_env_keywords, checked_reset, own_keywords, single_observation_space
+from .vector import (
+    LearnerBatch,
+    LearnerBatchView,
+    check_env_keywords,
+    checked_reset,
+    own_keywords,
+    single_observation_space,
+)
 
 SB3_MEMORY = (13_500, 150)
 """Bytes a game and bytes a seat that :class:`SpoilFiveSB3VecEnv` really uses at its peak, measured as
@@ -61,7 +67,7 @@ SB3_MEMORY = (13_500, 150)
 players), rounded up."""
 
 
-class SpoilFiveSB3VecEnv(VecEnv):
+class SpoilFiveSB3VecEnv(LearnerBatchView, VecEnv):
     """``num_envs`` games of one core batch as an SB3 ``VecEnv``, one learning seat each.
 
     Args:
@@ -96,11 +102,6 @@ class SpoilFiveSB3VecEnv(VecEnv):
         self._masks = np.ones((self.num_envs, NUM_ACTIONS), bool)
         self._everywhere = np.ones(self.num_envs, bool)
         self._started = False  # reset() has dealt (SB3 itself never steps first; a user may)
-
-    @property
-    def core(self) -> SpoilFiveCore:
-        """The core batch (read it; stepping it directly bypasses the opponents)."""
-        return self.batch.core
 
     # ------------------------------------------------------------------ VecEnv
     def seed(self, seed: int | None = None):
@@ -257,9 +258,7 @@ class SB3PolicyAgent(Agent):
         with torch_threads(1):  # small batches beside environment stepping
             obs = torch.as_tensor(observations)
             logits = self.policy.get_distribution(obs, action_masks=masks).distribution.logits.numpy()
-        if not self.greedy:
-            return sample_legal(logits, masks, self.rng)
-        return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
+        return legal_choice(logits, masks, self.greedy, self.rng)
 
 
 class SelfPlayCallback(BaseCallback):

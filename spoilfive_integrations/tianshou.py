@@ -67,14 +67,20 @@ from tianshou.data import Batch
 from tianshou.env import BaseVectorEnv, PettingZooEnv
 
 from agents.base import Agent, checked_batch
-from agents.policy import checked_greedy, checked_name, sample_legal, torch_threads
+from agents.policy import checked_greedy, checked_name, legal_choice, torch_threads
 from spoilfive_env.actions import NUM_ACTIONS, action_array
-from spoilfive_env.core import SpoilFiveCore
 from spoilfive_env.env import render_table
 from spoilfive_env.rules import is_integer
 
 from .opponents import resolve_opponents
-from .vector import LearnerBatch, check_env_keywords, checked_reset, own_keywords, single_observation_space
+from .vector import (
+    LearnerBatch,
+    LearnerBatchView,
+    check_env_keywords,
+    checked_reset,
+    own_keywords,
+    single_observation_space,
+)
 
 
 class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
@@ -141,27 +147,16 @@ class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
         return super()._preprocess_batch(batch, buffer, indices)
 
 
-TIANSHOU_GYM_ATTRIBUTES = ("metadata", "reward_range", "spec", "action_space", "observation_space")
-"""What ``BaseVectorEnv`` reads from each game through ``get_env_attr`` (its ``GYM_RESERVED_KEYS``)."""
-
-
-class SpoilFiveTianshouVectorEnv(BaseVectorEnv):
+class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
     """``num_envs`` games of one core batch as a Tianshou vector env, one learning seat each (module docstring).
 
     Args:
-        num_envs: number of games (1 or more).
-        num_players: 2 to 10.
-        opponents: one agent spec for every other seat, or a list with one per other seat
-            (names, checkpoint paths, agent objects; :mod:`spoilfive_integrations.opponents`).
-        seat: the learning seat in every game, or None (default) to draw it for each game at
-            each episode start.
-        illegal_action: ``"raise"`` (default; ``ValueError``, nothing changes) or ``"penalty"``
-            (that game's episode terminates with the penalty reward, as the Gymnasium env).
-        seed: seed of the first ``reset()`` (``seed()`` sets it too).
-        mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
+        num_envs, num_players, opponents, seat, illegal_action, mode, reward, **rules: as
+            :class:`~spoilfive_integrations.vector.SpoilFiveVectorEnv` takes them (64 games by default).
+        seed: seed of the first reset of every game (``seed()`` sets the next one).
 
     Raises:
-        ValueError: at construction, as :class:`~spoilfive_integrations.vector.SpoilFiveVectorEnv`.
+        ValueError: at construction, for what the vector env refuses, or a bad ``seed``.
     """
 
     def __init__(self, num_envs: int = 64, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
@@ -180,6 +175,7 @@ class SpoilFiveTianshouVectorEnv(BaseVectorEnv):
         self.ready_id = list(range(self.env_num))
         self.is_closed = False
         observation_space = spaces.Dict({"obs": single_observation_space(), "mask": spaces.MultiBinary(NUM_ACTIONS)})
+        # What BaseVectorEnv reads from each game through get_env_attr (its GYM_RESERVED_KEYS).
         self._gym_attributes = {"metadata": {"render_modes": ["ansi"]}, "reward_range": (-float("inf"), float("inf")),
                                 "spec": None, "action_space": spaces.Discrete(NUM_ACTIONS),
                                 "observation_space": observation_space}
@@ -187,16 +183,6 @@ class SpoilFiveTianshouVectorEnv(BaseVectorEnv):
         self._next_seed = seed  # the seed of the next reset of every game, from seed= or seed()
         self._seat_rng = np.random.default_rng(seed)
         self._started = False  # every game has been dealt a first hand
-
-    @property
-    def core(self) -> SpoilFiveCore:
-        """The core batch (read it; stepping it directly bypasses the opponents)."""
-        return self.batch.core
-
-    @property
-    def seats(self) -> np.ndarray:
-        """The learning seat of every game ``(B,)`` (a copy)."""
-        return self.batch.seat.astype(np.int64)
 
     def _assert_is_not_closed(self) -> None:
         """Tianshou's check as a ``ValueError``, which ``python -O`` keeps."""
@@ -399,10 +385,7 @@ class TianshouPolicyAgent(Agent):
         if not isinstance(distribution, torch.distributions.Categorical):
             raise ValueError(f"the policy's dist_fn gives a {type(distribution).__name__}: a "
                              f"TianshouPolicyAgent needs a Categorical over the {NUM_ACTIONS} actions")
-        logits = distribution.logits.numpy()
-        if not self.greedy:
-            return sample_legal(logits, masks, self.rng)
-        return np.where(masks, logits, -np.inf).argmax(axis=1).astype(np.int64)
+        return legal_choice(distribution.logits.numpy(), masks, self.greedy, self.rng)
 
 
 __all__ = ["SeatTrajectories", "SpoilFiveTianshouVectorEnv", "TianshouPolicyAgent"]

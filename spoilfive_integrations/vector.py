@@ -295,6 +295,22 @@ class LearnerBatch:
         return masks
 
 
+class LearnerBatchView:
+    """What an env over a :class:`LearnerBatch` (its ``batch``) shows of it: the core and the learning seats."""
+
+    batch: LearnerBatch
+
+    @property
+    def core(self) -> SpoilFiveCore:
+        """The core batch (read it; stepping it directly bypasses the opponents)."""
+        return self.batch.core
+
+    @property
+    def seats(self) -> np.ndarray:
+        """The learning seat of every game ``(B,)`` (a copy)."""
+        return self.batch.seat.astype(np.int64)
+
+
 def checked_reset(seed, options, env_name: str, takes: tuple[str, ...] = ()) -> int | None:
     """A reset's ``seed`` as a Python int (or None), after refusing a bad seed or any option but
     ``takes`` (those the caller has already taken out): Gymnasium itself takes only a Python int, and
@@ -337,7 +353,7 @@ def checked_reset_mask(options, num_envs: int) -> tuple[np.ndarray | None, dict 
     return mask.copy(), rest
 
 
-class SpoilFiveVectorEnv(VectorEnv):
+class SpoilFiveVectorEnv(LearnerBatchView, VectorEnv):
     """``num_envs`` Spoil Five games in one core batch, one learning seat each (see the module docstring).
 
     Args:
@@ -381,16 +397,6 @@ class SpoilFiveVectorEnv(VectorEnv):
         self._autoreset = np.zeros(self.num_envs, bool)
         self._masks = np.ones((self.num_envs, NUM_ACTIONS), np.int8)
         self._started = False
-
-    @property
-    def core(self) -> SpoilFiveCore:
-        """The core batch (read it; stepping it directly bypasses the opponents)."""
-        return self.batch.core
-
-    @property
-    def seats(self) -> np.ndarray:
-        """The learning seat of every game ``(B,)`` (a copy)."""
-        return self.batch.seat.astype(np.int64)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start a new episode in every game, or only in those ``options["reset_mask"]`` marks (a bool

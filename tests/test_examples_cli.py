@@ -70,6 +70,9 @@ CASES = [
     ("tianshou_ppo", ["--route", "vector", "--episodes", "8"],
      "--episodes needs --route pettingzoo: the vector route collects --step-per-collect decisions an iteration"),
     ("tianshou_ppo", ["--route", "vector", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("tianshou_ppo", ["--route", "vector", "--self-play", "3", "--opponents", "greedy"],
+     "--opponents is not allowed with --self-play 3: the learner's snapshots are the opponents from the first "
+     "iteration on"),
     ("tianshou_ppo", ["--route", "vector", "--num-envs", "100"],
      "--step-per-collect 8192 (the default) is not allowed with --num-envs 100: each step collects one decision from "
      "every game, so give a multiple of 100"),

@@ -21,11 +21,11 @@ GAE; see that module for how.
 ``--route vector``: :class:`spoilfive_integrations.tianshou.SpoilFiveTianshouVectorEnv`, a Tianshou
 vector env over ``--num-envs`` games of one core batch, one learning seat each (drawn at each hand)
 against ``--opponents``. Its observation is ``Batch(obs, mask)`` too, so the same actor and critic
-serve; the ``Collector`` takes it as it takes a ``DummyVectorEnv``, and plain single-agent ``PPO``
-learns from it (each game's transitions are the learning seat's own). Each iteration collects
-``--step-per-collect`` decisions, the same number from every game. ``--self-play K`` seats a snapshot
-of the learner (:class:`spoilfive_integrations.tianshou.TianshouPolicyAgent`, sampling) in every other
-seat before the first iteration and every ``K`` iterations after it.
+serve; Tianshou's ``Collector`` takes it with no wrapper, and plain single-agent ``PPO`` learns from it
+(each game's transitions are the learning seat's own). Each iteration collects ``--step-per-collect``
+decisions, the same number from every game. ``--self-play K`` seats a snapshot of the learner
+(:class:`spoilfive_integrations.tianshou.TianshouPolicyAgent`, sampling) in every other seat before the
+first iteration and every ``K`` iterations after it.
 
 At the end the network plays one seat against ``random`` and ``spoiler`` tables through
 :func:`agents.evaluate.evaluate` (duplicate deals, every rotation).

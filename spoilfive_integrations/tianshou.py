@@ -24,8 +24,8 @@ It is a drop-in for Tianshou's ``MultiAgentOnPolicyAlgorithm``, built for any ta
 That route steps one game at a time. :class:`SpoilFiveTianshouVectorEnv` is a Tianshou vector env
 (a ``BaseVectorEnv``) over ``num_envs`` games of one core batch, one learning seat each, the
 opponents moving in batch between its decisions (the code of
-:class:`~spoilfive_integrations.vector.SpoilFiveVectorEnv`). It keeps Tianshou's conventions, so
-a ``Collector`` and any single-agent algorithm take it as they take a ``DummyVectorEnv``:
+:class:`~spoilfive_integrations.vector.SpoilFiveVectorEnv`). Tianshou's ``Collector``, its trainers
+and a single-agent algorithm whose network reads ``Batch(obs, mask)`` take it with no wrapper:
 
 * observations are ``Batch(obs=(R, OBS_DIM) float32, mask=(R, 107) bool)``, the legal actions in
   ``mask`` as in the AEC route (one masked actor serves both);
@@ -34,9 +34,14 @@ a ``Collector`` and any single-agent algorithm take it as they take a ``DummyVec
   one as it ends), and a step of it before that is refused;
 * rewards are the learning seat's, summed over the opponents' moves that follow its action;
   episodes are never truncated; infos are empty dicts (``{"penalty": bool}`` under
-  ``illegal_action="penalty"``);
-* ``seed(s)`` seeds the next reset of every game (one int: the games share one generator), as
-  does ``reset(seed=s)``;
+  ``illegal_action="penalty"``). There is no ``env_id`` in them, which only ``AsyncCollector``
+  reads: the games step together, so use ``Collector`` (``AsyncCollector`` itself says so of a
+  synchronous env), and a dict per game would cost a quarter of the collection's time;
+* ``seed(s)`` seeds the next reset of every game (one int, where ``DummyVectorEnv`` gives each
+  env ``s + i``: the games share one generator), as does ``reset(seed=s)``. A seed in a
+  collection's ``gym_reset_kwargs`` is refused at the first game's end, since the ``Collector``
+  passes it to every game's reset: seed a collection with ``envs.seed(s)`` and
+  ``collect(..., reset_before_collect=True)``;
 * ``action_space`` is one ``Discrete(107)`` per game. It knows no mask, so a collection with
   ``random=True`` draws illegal actions: those are refused, or penalised under
   ``illegal_action="penalty"``.
@@ -215,14 +220,16 @@ class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
         return [value for _ in rows]
 
     def set_env_attr(self, key: str, value, id=None) -> None:
-        """Set an attribute of the env for every game at once (one batch: a subset of games is refused)."""
+        """Set an attribute of your own on the env, for every game at once (one batch: a subset of games is
+        refused). The env's own attributes are refused: ``set_opponents`` changes the opponents."""
         self._assert_is_not_closed()
         rows = self._games(id, "id")
         if len(rows) != self.env_num:
             raise ValueError(f"id={id!r} is not allowed for set_env_attr({key!r}): it applies to every game of the "
                              "batch at once, so give id=None")
-        if key in self._gym_attributes:
-            raise ValueError(f"set_env_attr({key!r}) is not allowed: the env's {key} is fixed")
+        if key in self._gym_attributes or hasattr(self, key):
+            raise ValueError(f"set_env_attr({key!r}) is not allowed: {key} is the env's own; set attributes of your "
+                             "own (set_opponents() changes the opponents)")
         setattr(self, key, value)
 
     def seed(self, seed: int | None = None) -> list:
@@ -257,7 +264,9 @@ class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
         if not every_game:
             if seed is not None:
                 raise ValueError(f"seed={seed} with env_id={env_id!r} is not allowed: the games draw from one "
-                                 "generator, so a seed restarts every game; give env_id=None")
+                                 "generator, so a seed restarts every game; give env_id=None (a Collector passes "
+                                 "its gym_reset_kwargs to each game's reset as it ends: seed a collection with "
+                                 "envs.seed(s) and collect(reset_before_collect=True) instead)")
             if not self._started:
                 raise ValueError(f"env_id={env_id!r} before the first reset(): call reset() for every game first")
             if self.batch.failure is not None:

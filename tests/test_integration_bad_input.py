@@ -734,7 +734,10 @@ def illegal_in_game_0(envs) -> np.ndarray:
     (lambda e: e.step(np.zeros(1, np.int64), id=0.5), r"^id=0.5 is not allowed: give game indices 0-2"),
     (lambda e: e.reset(env_id=[-1]), r"^env_id=\[-1\] is not allowed: give game indices 0-2"),
     (lambda e: e.reset(env_id=[0], seed=3), r"^seed=3 with env_id=\[0\] is not allowed: the games draw from one "
-                                            r"generator, so a seed restarts every game; give env_id=None$"),
+                                            r"generator, so a seed restarts every game; give env_id=None \(a "
+                                            r"Collector passes its gym_reset_kwargs to each game's reset as it ends: "
+                                            r"seed a collection with envs.seed\(s\) and "
+                                            r"collect\(reset_before_collect=True\) instead\)$"),
     (lambda e: e.reset(seed=-1), "seed must be a whole number 0 or more, or None, got -1"),
     (lambda e: e.reset(seed=[1, 2, 3]), r"a list of seeds, one per game, is not taken, since the 3 games step in one "
                                         "core batch from one generator"),
@@ -747,8 +750,10 @@ def illegal_in_game_0(envs) -> np.ndarray:
     (lambda e: e.set_env_attr("render_mode", "ansi", id=[0]), r"^id=\[0\] is not allowed for "
                                                               r"set_env_attr\('render_mode'\): it applies to every "
                                                               r"game of the batch at once, so give id=None$"),
-    (lambda e: e.set_env_attr("action_space", None), r"set_env_attr\('action_space'\) is not allowed: the env's "
-                                                     "action_space is fixed"),
+    (lambda e: e.set_env_attr("action_space", None), r"^set_env_attr\('action_space'\) is not allowed: "
+                                                     r"action_space is the env's own; set attributes of your own "
+                                                     r"\(set_opponents\(\) changes the opponents\)$"),
+    (lambda e: e.set_env_attr("batch", None), r"^set_env_attr\('batch'\) is not allowed: batch is the env's own"),
     (lambda e: e.set_opponents("nobody"), "nobody"),
 ], ids=lambda value: "" if callable(value) else value[:40])
 def test_the_tianshou_vector_env_refuses_bad_input_in_its_own_words_and_changes_nothing(call, says):
@@ -759,6 +764,12 @@ def test_the_tianshou_vector_env_refuses_bad_input_in_its_own_words_and_changes_
     with pytest.raises(ValueError, match=says):
         call(envs)
     assert tianshou_state(envs) == before
+
+
+def test_the_tianshou_vector_env_takes_attributes_of_the_user_s_own_for_every_game():
+    envs = tianshou_env()
+    envs.set_env_attr("note", "mine")
+    assert envs.get_env_attr("note") == ["mine"] * 3 and envs.get_env_attr("note", id=[2]) == ["mine"]
 
 
 def test_the_tianshou_vector_env_refuses_to_step_an_ended_game_until_it_is_reset():

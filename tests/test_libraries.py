@@ -971,6 +971,39 @@ def test_tianshou_collector_and_ppo_take_the_vector_env_as_it_is():
 
 
 @needs_tianshou
+@pytest.mark.parametrize("collection", [{"collection_step_num_env_steps": 64},
+                                        {"collection_step_num_env_steps": None, "collection_step_num_episodes": 10}],
+                         ids=["steps", "episodes"])
+def test_tianshou_s_own_trainer_runs_on_the_vector_env_with_a_test_collector_that_counts_episodes(collection):
+    """``algorithm.run_training`` as Tianshou's docs use it: a training collector by steps or by episodes, and a
+    test collector that counts episodes, more and fewer than its games (the Collector steps fewer games as it
+    reaches its count, then resets them all before the next test)."""
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.trainer import OnPolicyTrainerParams
+
+    training_envs = tianshou_vector_env(8, num_players=3, opponents="random", seed=1)
+    test_envs = tianshou_vector_env(4, num_players=3, opponents="spoiler", seed=2)
+    ppo = example_ppo(training_envs)
+    training = Collector(ppo, training_envs, VectorReplayBuffer(8 * 64, 8))
+    tests = []
+
+    class CountingCollector(Collector):
+        def collect(self, *args, **kwargs):
+            result = super().collect(*args, **kwargs)
+            tests.append(result.n_collected_episodes)
+            return result
+
+    for episodes in (2, 6):
+        tests.clear()
+        result = ppo.run_training(OnPolicyTrainerParams(
+            training_collector=training, test_collector=CountingCollector(ppo, test_envs), max_epochs=2,
+            epoch_num_steps=128, test_step_num_episodes=episodes, batch_size=32, update_step_num_repetitions=1,
+            verbose=False, show_progress=False, **collection))
+        assert result.train_step >= 2 * 128 and len(tests) >= 2 and all(count == episodes for count in tests)
+        assert result.test_episode == sum(tests)
+
+
+@needs_tianshou
 def test_tianshou_example_vector_route_collects_each_game_s_steps_against_the_opponents_asked_for(monkeypatch,
                                                                                                 capsys):
     """The vector route makes the env with the flags' games, table, opponents and seed, collects

@@ -36,7 +36,7 @@ and a single-agent algorithm whose network reads ``Batch(obs, mask)`` take it wi
   episodes are never truncated; infos are empty dicts (``{"penalty": bool}`` under
   ``illegal_action="penalty"``). There is no ``env_id`` in them, which only ``AsyncCollector``
   reads: the games step together, so use ``Collector`` (``AsyncCollector`` itself says so of a
-  synchronous env), and a dict per game would cost a quarter of the collection's time;
+  synchronous env), and reading a dict per game makes Tianshou's collection about a quarter slower;
 * ``seed(s)`` seeds the next reset of every game (one int, where ``DummyVectorEnv`` gives each
   env ``s + i``: the games share one generator), as does ``reset(seed=s)``. A seed in a
   collection's ``gym_reset_kwargs`` is refused at the first game's end, since the ``Collector``

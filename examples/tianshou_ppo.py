@@ -27,8 +27,9 @@ decisions, the same number from every game. ``--self-play K`` seats a snapshot o
 (:class:`spoilfive_integrations.tianshou.TianshouPolicyAgent`, sampling) in every other seat before the
 first iteration and every ``K`` iterations after it.
 
-At the end the network plays one seat against ``random`` and ``spoiler`` tables through
-:func:`agents.evaluate.evaluate` (duplicate deals, every rotation).
+At the end the trained policy (its most probable legal action, a ``TianshouPolicyAgent``) plays one seat
+against ``random`` and ``spoiler`` tables through :func:`agents.evaluate.evaluate` (duplicate deals, every
+rotation).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     from torch import nn
 
     import spoilfive_env
-    from agents.base import Agent
     from agents.evaluate import check_against_baselines, check_deal_count
     from agents.policy import MAX_HIDDEN_WIDTH, network_too_large
     from spoilfive_env.actions import NUM_ACTIONS
@@ -172,8 +172,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 class MaskedActor(nn.Module):
     """Observation -> logits over the 107 actions, illegal ones at the lowest finite value.
 
-    Reads Tianshou's ``Batch(obs, mask)`` (or a plain array plus a ``mask`` argument, for
-    :class:`ActorAgent`). Returns ``(logits, state)`` as Tianshou's actors do.
+    Reads Tianshou's ``Batch(obs, mask)`` (or a plain array plus a ``mask`` argument). Returns
+    ``(logits, state)`` as Tianshou's actors do.
     """
 
     def __init__(self, hidden: int):
@@ -201,21 +201,6 @@ class SeatCritic(nn.Module):
         return self.body(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
 
 
-class ActorAgent(Agent):
-    """The trained actor as an :class:`agents.base.Agent` (the most probable legal action)."""
-
-    name = "tianshou-ppo"
-
-    def __init__(self, actor: MaskedActor):
-        super().__init__(None)
-        self.actor = actor
-
-    @torch.inference_mode()
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        logits, _ = self.actor(observations, mask=masks)
-        return logits.argmax(dim=1).numpy()
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
@@ -234,13 +219,13 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
 
     actor = MaskedActor(args.hidden)
     build = self_play_on_the_aec_env if args.route == "pettingzoo" else one_seat_on_the_vector_env
-    algorithm, collector, collect = build(args, actor, SeatCritic(args.hidden))
+    algorithm, collector, collect, learner = build(args, actor, SeatCritic(args.hidden))
     buffer = collector.buffer
 
     started, decisions = time.perf_counter(), 0
     for iteration in range(1, args.iterations + 1):
         if args.route == "vector" and args.self_play and (iteration - 1) % args.self_play == 0:
-            snapshot = TianshouPolicyAgent(algorithm, seed=args.seed + iteration, name=f"snapshot{iteration}")
+            snapshot = TianshouPolicyAgent(learner, seed=args.seed + iteration, name=f"snapshot{iteration}")
             collector.env.set_opponents(snapshot)
         collector.reset_buffer()
         with policy_within_training_step(algorithm.policy):  # what Tianshou's trainer does
@@ -251,8 +236,8 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
         elapsed = time.perf_counter() - started
         print(f"iteration {iteration:3d}  decisions {decisions:7d}  {decisions / elapsed:6.0f} decisions/s", flush=True)
 
-    if args.eval_deals:
-        agent = ActorAgent(actor.eval())
+    if args.eval_deals:  # the most probable legal action of the trained policy
+        agent = TianshouPolicyAgent(learner, greedy=True, name="tianshou-ppo")
         check_against_baselines(agent, args.num_players, args.eval_deals, seed=args.seed + 1)
 
 
@@ -265,7 +250,7 @@ def make_ppo(actor: MaskedActor, critic: SeatCritic, args: argparse.Namespace, a
 
 def self_play_on_the_aec_env(args, actor, critic):
     """Every seat of one AEC game, one shared PPO through :class:`SeatTrajectories`; each iteration collects
-    ``--episodes`` whole hands."""
+    ``--episodes`` whole hands. Returns the algorithm, its collector, the collection's arguments and the PPO."""
     def make_env():
         return PettingZooEnv(spoilfive_env.env(num_players=args.num_players))
 
@@ -277,19 +262,20 @@ def self_play_on_the_aec_env(args, actor, critic):
     # Room for every decision of the iteration's hands: the transitions must stay in time order.
     buffer = VectorReplayBuffer(args.episodes * MAX_DECISIONS_PER_HAND * args.num_players, 1)
     collector = Collector(algorithm, train_envs, buffer, exploration_noise=False)
-    return algorithm, collector, {"n_episode": args.episodes, "reset_before_collect": True}
+    return algorithm, collector, {"n_episode": args.episodes, "reset_before_collect": True}, shared
 
 
 def one_seat_on_the_vector_env(args, actor, critic):
     """One learning seat in each of ``--num-envs`` games against ``--opponents``, plain PPO; each iteration
-    collects ``--step-per-collect`` decisions, hands running on from one iteration to the next."""
+    collects ``--step-per-collect`` decisions, hands running on from one iteration to the next. Returns as
+    :func:`self_play_on_the_aec_env` does (the algorithm is the PPO)."""
     envs = SpoilFiveTianshouVectorEnv(num_envs=args.num_envs, num_players=args.num_players,
                                       opponents=args.opponents, seed=args.seed)
     algorithm = make_ppo(actor, critic, args, envs.action_space[0], envs.observation_space[0])
     buffer = VectorReplayBuffer(args.step_per_collect, args.num_envs)  # each game's steps of an iteration
     collector = Collector(algorithm, envs, buffer, exploration_noise=False)
     collector.reset()
-    return algorithm, collector, {"n_step": args.step_per_collect}
+    return algorithm, collector, {"n_step": args.step_per_collect}, algorithm
 
 
 if __name__ == "__main__":

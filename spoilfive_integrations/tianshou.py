@@ -67,7 +67,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from tianshou.algorithm.algorithm_base import Algorithm, OnPolicyAlgorithm, Policy
-from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm
+from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm, MultiAgentPolicy
 from tianshou.data import Batch
 from tianshou.env import BaseVectorEnv, PettingZooEnv
 
@@ -365,7 +365,8 @@ class TianshouPolicyAgent(Agent):
         name: the name shown in tournaments.
 
     Raises:
-        ValueError: ``policy`` is neither a Tianshou policy nor an algorithm.
+        ValueError: ``policy`` is neither a Tianshou policy nor an algorithm, or has no actor and ``dist_fn``
+            (a ``MultiAgentPolicy``: give one agent's policy).
     """
 
     name = "tianshou"
@@ -376,6 +377,12 @@ class TianshouPolicyAgent(Agent):
         if not isinstance(policy, Policy):
             raise ValueError(f"policy ({type(policy).__name__}) is not allowed: give a Tianshou policy "
                              "(algorithm.policy) or algorithm, whose actor reads Batch(obs, mask)")
+        if isinstance(policy, MultiAgentPolicy):
+            raise ValueError("policy (MultiAgentPolicy) is not allowed: it plays every seat of an AEC table through "
+                             "a policy per agent; give one of them (algorithm.policy.policies['player_0'])")
+        if not (hasattr(policy, "actor") and hasattr(policy, "dist_fn")):
+            raise ValueError(f"policy ({type(policy).__name__}) is not allowed: give a policy with an actor and a "
+                             "dist_fn (an actor-critic's, such as PPO's DiscreteActorPolicy)")
         greedy, name = checked_greedy(greedy), checked_name(name, self.name)
         super().__init__(seed)
         self.policy = copy.deepcopy(policy).to("cpu").eval()

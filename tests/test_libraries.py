@@ -1036,7 +1036,8 @@ def test_tianshou_example_vector_route_collects_each_game_s_steps_against_the_op
     assert repeats == [3, 3] and made[0]["gamma"] == 1.0
     assert "decisions      96" in capsys.readouterr().out.strip().splitlines()[-1]
     [((agent, players, deals), kwargs)] = evaluated
-    assert (players, deals, kwargs) == (5, 3, {"seed": 10}) and isinstance(agent, example.ActorAgent)
+    assert (players, deals, kwargs) == (5, 3, {"seed": 10}) and isinstance(agent, example.TianshouPolicyAgent)
+    assert agent.greedy and agent.name == "tianshou-ppo"
 
 
 def example_ppo(envs, hidden: int = 16):
@@ -1123,6 +1124,18 @@ def test_tianshou_policy_agent_names_what_it_takes():
         TianshouPolicyAgent(load_example("tianshou_ppo").MaskedActor(8))
     with pytest.raises(ValueError, match="greedy"):
         TianshouPolicyAgent(example_ppo(envs), greedy="yes")
+    _, self_play = seat_trajectories(3)  # the AEC route's algorithm: a policy per seat
+    with pytest.raises(ValueError, match=r"^policy \(MultiAgentPolicy\) is not allowed: it plays every seat of an "
+                                         r"AEC table through a policy per agent; give one of them "
+                                         r"\(algorithm.policy.policies\['player_0'\]\)$"):
+        TianshouPolicyAgent(self_play)
+    TianshouPolicyAgent(self_play.policy.policies["player_0"])  # one seat's policy is taken
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+
+    q_values = DiscreteQLearningPolicy(model=torch.nn.Linear(4, 107), action_space=envs.action_space[0])
+    with pytest.raises(ValueError, match=r"^policy \(DiscreteQLearningPolicy\) is not allowed: give a policy with an "
+                                         r"actor and a dist_fn"):
+        TianshouPolicyAgent(q_values)
     ppo = example_ppo(envs)
     policy = DiscreteActorPolicy(actor=ppo.policy.actor, action_space=envs.action_space[0],
                                  dist_fn=lambda logits: torch.distributions.Normal(logits, 1.0))

@@ -53,8 +53,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
-    from spoilfive_env.rules import Rules
-    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.opponents import check_opponents_flag
     from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
@@ -145,10 +144,7 @@ def check_args(parser: ArgumentParser, args: Args) -> None:
         parser.error(f"--num-envs {args.num_envs} x --num-steps {args.num_steps} is not allowed here: the rollout "
                      f"storage needs about {batch * ROLLOUT_BYTES / 2**30:.1f} GiB, more than this machine's "
                      f"{memory / 2**30:.1f} GiB; allowed: at most {memory // ROLLOUT_BYTES:,} decisions a rollout")
-    try:
-        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
-    except (ValueError, ImportError) as error:
-        parser.error(f"--opponents: {error}")
+    check_opponents_flag(parser, args.opponents, args.num_players)
 
 
 def parse_args(argv=None) -> Args:

@@ -42,8 +42,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
-    from spoilfive_env.rules import Rules
-    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.opponents import check_opponents_flag
     from spoilfive_integrations.sb3 import SB3_MEMORY, SB3PolicyAgent, SelfPlayCallback, SpoilFiveSB3VecEnv
     from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
@@ -86,10 +85,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                          f"{BATCHED_STEPS} steps a game needs about {needed / 2**30:.1f} GiB, more than this "
                          f"machine's {memory / 2**30:.1f} GiB; allowed: at most "
                          f"{memory // (BATCHED_STEPS * ROLLOUT_BYTES):,} games")
-    try:
-        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
-    except (ValueError, ImportError) as error:
-        parser.error(f"--opponents: {error}")
+    check_opponents_flag(parser, args.opponents, args.num_players)
     return args
 
 

@@ -67,8 +67,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
-    from spoilfive_env.rules import Rules
-    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.opponents import check_opponents_flag
     from spoilfive_integrations.tianshou import SeatTrajectories, SpoilFiveTianshouVectorEnv, TianshouPolicyAgent
     from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
@@ -128,9 +127,9 @@ def check_vector_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         setattr(args, key, VECTOR_DEFAULTS[key])
     try:
         check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs")
-        resolve_opponents(args.opponents, Rules(num_players=args.num_players))
-    except (ValueError, ImportError) as error:
-        parser.error(str(error) if str(error).startswith("--") else f"--opponents: {error}")
+    except ValueError as error:
+        parser.error(str(error))
+    check_opponents_flag(parser, args.opponents, args.num_players)
     if args.step_per_collect % args.num_envs:
         flags = [f"--{key.replace('_', '-')} {getattr(args, key)}{' (the default)' if key in defaults else ''}"
                  for key in ("step_per_collect", "num_envs")]
@@ -172,8 +171,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 class MaskedActor(nn.Module):
     """Observation -> logits over the 107 actions, illegal ones at the lowest finite value.
 
-    Reads Tianshou's ``Batch(obs, mask)`` (or a plain array plus a ``mask`` argument). Returns
-    ``(logits, state)`` as Tianshou's actors do.
+    Reads Tianshou's ``Batch(obs, mask)``. Returns ``(logits, state)`` as Tianshou's actors do.
     """
 
     def __init__(self, hidden: int):
@@ -181,11 +179,9 @@ class MaskedActor(nn.Module):
         self.body = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                                   nn.Linear(hidden, NUM_ACTIONS))
 
-    def forward(self, obs, state=None, info=None, mask=None):
-        if mask is None:
-            obs, mask = obs.obs, obs.mask
-        logits = self.body(torch.as_tensor(np.asarray(obs), dtype=torch.float32))
-        legal = torch.as_tensor(np.asarray(mask, dtype=bool))
+    def forward(self, obs, state=None, info=None):
+        logits = self.body(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
+        legal = torch.as_tensor(np.asarray(obs.mask, dtype=bool))
         return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
 
 

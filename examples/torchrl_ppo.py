@@ -67,8 +67,7 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
-    from spoilfive_env.rules import Rules
-    from spoilfive_integrations.opponents import resolve_opponents
+    from spoilfive_integrations.opponents import check_opponents_flag
     from spoilfive_integrations.vector import check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
@@ -104,9 +103,9 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         args.opponents = "random" if args.opponents is None else args.opponents
         try:
             check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs")
-            resolve_opponents(args.opponents, Rules(num_players=args.num_players))
-        except (ValueError, ImportError) as error:
-            parser.error(str(error) if str(error).startswith("--") else f"--opponents: {error}")
+        except ValueError as error:
+            parser.error(str(error))
+        check_opponents_flag(parser, args.opponents, args.num_players)
     default = args.frames_per_batch is None
     if default:
         args.frames_per_batch = FRAMES_PER_BATCH[args.route]

@@ -33,6 +33,7 @@ import numpy as np
 
 from agents import load_agent
 from agents.base import actions_in_core, checked_actions, distinct_entries, stream_seed
+from spoilfive_env.rules import Rules
 
 LEARNER = -1
 """``agent_of_position`` entry of the learner's own position (0)."""
@@ -102,6 +103,15 @@ def _load(spec, position: str):
         return load_agent(spec)
     except ValueError as error:  # unknown name, missing file, checkpoint for another layout
         raise ValueError(f"{position}={os.fspath(spec)!r} cannot be loaded: {error}") from None
+
+
+def check_opponents_flag(parser, opponents, num_players: int) -> None:
+    """A command line's ``--opponents``: ``parser.error`` (one line, exit 2) unless they load for a table of
+    ``num_players``, so that a bad spec is refused before any work."""
+    try:
+        resolve_opponents(opponents, Rules(num_players=num_players))
+    except (ValueError, ImportError) as error:
+        parser.error(f"--opponents: {error}")
 
 
 def resolve_opponents(opponents, rules) -> Lineup:

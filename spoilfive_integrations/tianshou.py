@@ -84,6 +84,7 @@ from .vector import (
     check_env_keywords,
     checked_reset,
     own_keywords,
+    refuse_seed_list,
     single_observation_space,
 )
 
@@ -240,10 +241,7 @@ class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
         return [self._next_seed for _ in range(self.env_num)]
 
     def _checked_seed(self, seed) -> int | None:
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}: a list of seeds, one per "
-                             f"game, is not taken, since the {self.env_num} games step in one core batch from one "
-                             "generator; one int seeds them all and reproduces every game's deals, seats and opponents")
+        refuse_seed_list(seed, self.env_num)
         return checked_reset(seed, None, type(self).__name__)
 
     def reset(self, env_id=None, **kwargs):

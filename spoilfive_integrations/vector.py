@@ -324,6 +324,16 @@ def checked_reset(seed, options, env_name: str, takes: tuple[str, ...] = ()) -> 
     raise ValueError(f"unknown reset options {', '.join(sorted(map(repr, options)))}: {allowed}")
 
 
+def refuse_seed_list(seed, num_envs: int) -> None:
+    """A ``ValueError`` for a list of seeds, one per game (other vector envs take one): the ``num_envs`` games of
+    one core batch draw from one generator, so one int seeds them all."""
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}: a list of seeds, one "
+                         f"per game, is not taken, since the {num_envs} games step in one core batch from "
+                         "one generator; one int seeds them all and reproduces every game's deals, seats and "
+                         "opponents")
+
+
 def checked_autoreset_mode(autoreset_mode) -> AutoresetMode:
     """``autoreset_mode`` as an ``AutoresetMode``: the enum itself, or its value or name as text."""
     if isinstance(autoreset_mode, AutoresetMode):
@@ -403,11 +413,7 @@ class SpoilFiveVectorEnv(LearnerBatchView, VectorEnv):
         array ``(num_envs,)``, as Gymnasium's vector envs take it). ``seed`` (an int) reseeds the deals,
         seats and opponents; with every game restarted it reproduces them."""
         reset_mask, options = checked_reset_mask(options, self.num_envs)
-        if isinstance(seed, (list, tuple, np.ndarray)):  # Gymnasium's SyncVectorEnv takes one seed per game
-            raise ValueError(f"seed must be a whole number 0 or more, or None, got {seed!r}: a list of seeds, one "
-                             f"per game, is not taken, since the {self.num_envs} games step in one core batch from "
-                             "one generator; one int seeds them all and reproduces every game's deals, seats and "
-                             "opponents")
+        refuse_seed_list(seed, self.num_envs)  # Gymnasium's SyncVectorEnv takes one seed per game
         seed = checked_reset(seed, options, type(self).__name__, takes=("reset_mask",))
         if reset_mask is not None:
             if not self._started:

@@ -849,11 +849,6 @@ def tianshou_vector_env(num_envs: int, **options):
     return SpoilFiveTianshouVectorEnv(num_envs, **options)
 
 
-def legal_choices(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One random legal action a row of ``masks``."""
-    return np.argmax(rng.random(masks.shape) * masks, axis=1)
-
-
 @needs_tianshou
 @pytest.mark.parametrize("players, opponents, illegal_action", [(3, "spoiler", "raise"), (5, "random", "raise"),
                                                                 (4, "greedy", "penalty")])
@@ -877,7 +872,7 @@ def test_tianshou_vector_env_gives_what_the_plain_vector_env_gives(players, oppo
         np.testing.assert_array_equal(batch.obs, observations)
         np.testing.assert_array_equal(batch.mask, plain_infos["action_mask"].astype(bool))
         np.testing.assert_array_equal(envs.seats, plain_infos["seat"])
-        actions = legal_choices(batch.mask, rng)
+        actions = random_legal(rng, batch.mask)
         if illegal_action == "penalty":
             actions = np.where(rng.random(games) < 0.1, rng.integers(0, 107, games), actions)
         batch, rewards, terminated, truncated, infos = envs.step(actions)
@@ -907,7 +902,7 @@ def test_tianshou_vector_env_steps_and_resets_only_the_games_it_is_given_in_thei
     core = envs.core
     first_deals = core.holder.copy()
     before = core.observe(envs.batch.seat)
-    actions = legal_choices(batch.mask[[3, 1]], np.random.default_rng(0))
+    actions = random_legal(np.random.default_rng(0), batch.mask[[3, 1]])
     moved, rewards, terminated, truncated, infos = envs.step(actions, id=[3, 1])
     after = core.observe(envs.batch.seat)
     np.testing.assert_array_equal(after[[0, 2]], before[[0, 2]])  # untouched
@@ -921,7 +916,7 @@ def test_tianshou_vector_env_steps_and_resets_only_the_games_it_is_given_in_thei
     assert list(changed) == [2] and dealt.obs.shape == (1, before.shape[1])
     np.testing.assert_array_equal(dealt.obs[0], core.observe(envs.batch.seat)[2])
     every_game_reversed = [3, 2, 1, 0]
-    moved, *_ = envs.step(legal_choices(core.legal_mask()[every_game_reversed], np.random.default_rng(1)),
+    moved, *_ = envs.step(random_legal(np.random.default_rng(1), core.legal_mask()[every_game_reversed]),
                           id=every_game_reversed)
     np.testing.assert_array_equal(moved.obs, core.observe(envs.batch.seat)[every_game_reversed])
     # The constructor's seed seeds the first reset of every game only: the next one deals new hands.
@@ -1102,7 +1097,7 @@ def test_tianshou_vector_env_reseeded_deals_the_same_hands_and_seats_again():
     first = envs.reset(seed=5)[0].obs.copy(), envs.seats
     rng = np.random.default_rng(0)
     for _ in range(3):  # play on (no hand ends within three decisions), then reseed
-        envs.step(legal_choices(envs.core.legal_mask(), rng))
+        envs.step(random_legal(rng, envs.core.legal_mask()))
     again = envs.reset(seed=5)[0].obs.copy(), envs.seats
     envs.seed(5)  # seed() then a reset of every game: the same again
     by_seed_method = envs.reset()[0].obs.copy(), envs.seats

@@ -1,14 +1,19 @@
-"""PPO with RLlib (new API stack): one shared masked policy for every seat of many games.
+"""PPO with RLlib (new API stack): one shared masked policy for every seat of many games, or one seat against opponents.
 
     python examples/rllib_ppo.py                          # local Ray, 2 CPUs, a few minutes
     python examples/rllib_ppo.py --address auto --num-env-runners 8 --num-games 64   # a running Ray cluster
+    python examples/rllib_ppo.py --route opponents        # one seat a game against --opponents (default random)
+    python examples/rllib_ppo.py --route opponents --self-play 5   # ... against the learner, every 5 iterations
     python examples/rllib_ppo.py --route pettingzoo       # RLlib's own PettingZooEnv route, to compare
 
 The batched route (default) steps ``--num-games`` games of one core per RLlib environment
-step (:class:`spoilfive_integrations.rllib.SpoilFiveMultiAgentEnv`); the ``pettingzoo``
+step (:class:`spoilfive_integrations.rllib.SpoilFiveMultiAgentEnv`), one shared policy in every
+seat; the ``opponents`` route steps as many games with one learning seat each, the other seats
+played in batch by ``--opponents`` (:class:`~spoilfive_integrations.rllib.SpoilFiveAgainstOpponentsEnv`),
+and ``--self-play K`` seats a snapshot of the learner there every K iterations; the ``pettingzoo``
 route wraps the AEC environment in ``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv``
 (one card per RLlib step; its pre-check samples unmasked actions, which the AEC env refuses,
-so that route disables it). Both train :class:`~spoilfive_integrations.rllib.SpoilFiveMaskedModule`.
+so that route disables it). All train :class:`~spoilfive_integrations.rllib.SpoilFiveMaskedModule`.
 Steps are counted as decisions (agent steps): one seat choosing one action.
 
 On a cluster nothing but this script changes: ``--address`` joins it, the project's packages
@@ -52,23 +57,27 @@ try:  # torch and the library take seconds to load: a Ctrl-C then is one line an
     )
     from spoilfive_env.core import physical_memory
     from spoilfive_env.observation import OBS_DIM
+    from spoilfive_integrations.opponents import check_opponents_flag
     from spoilfive_integrations.rllib import (
         RLLIB_MEMORY,
         SHARED_POLICY,
+        SpoilFiveAgainstOpponentsEnv,
         SpoilFiveMultiAgentEnv,
         count_seats_that_did_not_act,
         masked_module_spec,
         policy_agent,
         shared_policy,
     )
-    from spoilfive_integrations.vector import check_env_fits_in_memory
+    from spoilfive_integrations.vector import VECTOR_MEMORY, check_env_fits_in_memory
 except KeyboardInterrupt:
     if __name__ != "__main__":  # imported by a program of its own: the Ctrl-C is that program's
         raise
     print("rllib_ppo.py: stopped by Ctrl-C while starting up; nothing was run", file=sys.stderr)
     raise SystemExit(130) from None
 
-ROUTES = ("batched", "pettingzoo")
+ROUTES = ("batched", "opponents", "pettingzoo")
+OPPONENTS_DEFAULTS = {"opponents": "random", "self_play": 0}
+"""The opponents route's flags when not given (fixed opponents)."""
 MAX_LOCAL_CPUS = 1024
 """The most CPUs a local Ray is started with (Ray fails to start a node that claims billions)."""
 MIN_TURNS = 3
@@ -100,22 +109,27 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
     why = network_too_large(args.hidden)
     if why:
         parser.error(f"--hidden {' '.join(map(str, args.hidden))} is not allowed here: {why}")
-    if args.route == "batched":
+    check_opponents_args(parser, args)
+    if args.route != "pettingzoo":
         try:
-            check_env_fits_in_memory(args.num_games, args.num_players, "--num-games", RLLIB_MEMORY)
+            check_env_fits_in_memory(args.num_games, args.num_players, "--num-games",
+                                     RLLIB_MEMORY if args.route == "batched" else VECTOR_MEMORY)
         except ValueError as error:
             parser.error(str(error))
     if args.minibatch_size > args.batch_size:
         parser.error(f"--minibatch-size {args.minibatch_size} is more than --batch-size {args.batch_size}: give a "
                      "minibatch of at most the batch")
-    games = args.num_games if args.route == "batched" else 1  # decisions one environment step makes
-    least = MIN_TURNS * args.num_players * games * max(1, args.num_env_runners)
+    games = 1 if args.route == "pettingzoo" else args.num_games  # games one environment step moves
+    seats = 1 if args.route == "opponents" else args.num_players  # agents a game
+    least = MIN_TURNS * seats * games * max(1, args.num_env_runners)
     if args.batch_size < least:
+        who = "learning seat" if args.route == "opponents" else "seat"
+        factors = "games x samplers" if args.route == "opponents" else "players x games x samplers"
         parser.error(f"--batch-size {args.batch_size} is too small for {args.num_players} players, {games} game(s) an "
-                     f"environment ({args.route} route) and {max(1, args.num_env_runners)} sampler(s): every seat of "
-                     f"every game should act in each sample (RLlib's learner can fail on less); give at "
-                     f"least {least:,} ({MIN_TURNS} x players x games x samplers)"
-                     + (", or fewer --num-games" if args.route == "batched" else ""))
+                     f"environment ({args.route} route) and {max(1, args.num_env_runners)} sampler(s): every {who} "
+                     f"of every game should act in each sample (RLlib's learner can fail on less); give at "
+                     f"least {least:,} ({MIN_TURNS} x {factors})"
+                     + (", or fewer --num-games" if args.route != "pettingzoo" else ""))
     memory = physical_memory()
     if memory is None:
         return
@@ -123,6 +137,24 @@ def check_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--batch-size {args.batch_size} is not allowed here: that many decisions need about "
                      f"{args.batch_size * DECISION_BYTES / 2**30:.1f} GiB, more than this machine's "
                      f"{memory / 2**30:.1f} GiB; allowed: at most {memory // DECISION_BYTES:,}")
+
+
+def check_opponents_args(parser: ArgumentParser, args: argparse.Namespace) -> None:
+    """The opponents route's flags: refused on the other routes, defaults filled in, the opponents loaded."""
+    given = [key for key in OPPONENTS_DEFAULTS if getattr(args, key) is not None]
+    if args.route != "opponents":
+        if given:
+            flags = " and ".join(f"--{key.replace('_', '-')}" for key in given)
+            parser.error(f"{flags} {'need' if len(given) > 1 else 'needs'} --route opponents: the {args.route} route "
+                         "is self-play, one shared policy in every seat")
+        return
+    if args.self_play and "opponents" in given:
+        parser.error(f"--opponents is not allowed with --self-play {args.self_play}: the learner's snapshots are the "
+                     "opponents from the first iteration on")
+    for key in OPPONENTS_DEFAULTS:
+        if getattr(args, key) is None:
+            setattr(args, key, OPPONENTS_DEFAULTS[key])
+    check_opponents_flag(parser, args.opponents, args.num_players)
 
 
 def build_parser() -> ArgumentParser:
@@ -135,7 +167,14 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--num-env-runners", type=non_negative_int, default=0,
                         help="remote environment runners (0: sample in the driver)")
     parser.add_argument("--num-players", type=table_size, default=4)
-    parser.add_argument("--num-games", type=positive_int, default=256, help="games per environment (batched route)")
+    parser.add_argument("--num-games", type=positive_int, default=256,
+                        help="games per environment (batched and opponents routes)")
+    parser.add_argument("--opponents", default=None,
+                        help="opponents route: the other seats' agent (a name such as random or spoiler, a checkpoint; "
+                             "default random)")
+    parser.add_argument("--self-play", type=non_negative_int, default=None, metavar="K",
+                        help="opponents route: seat a snapshot of the learner as the opponents every K iterations "
+                             "(default 0: --opponents throughout)")
     parser.add_argument("--iterations", type=positive_int, default=10)
     parser.add_argument("--batch-size", type=positive_int, default=8192, help="decisions per training iteration")
     parser.add_argument("--minibatch-size", type=positive_int, default=2048)
@@ -164,12 +203,15 @@ def build_config(args) -> PPOConfig:
     if args.route == "batched":
         env, env_config = SpoilFiveMultiAgentEnv, {"num_games": args.num_games,
                                                    "num_players": args.num_players, "seed": args.seed}
+    elif args.route == "opponents":
+        env, env_config = SpoilFiveAgainstOpponentsEnv, {"num_games": args.num_games, "num_players": args.num_players,
+                                                         "opponents": args.opponents, "seed": args.seed}
     else:
         register_env("spoilfive_pettingzoo", make_pettingzoo_env)
         env, env_config = "spoilfive_pettingzoo", {"num_players": args.num_players}
     return (
         PPOConfig()
-        # The batched env passes RLlib's pre-check (illegal_action="penalty"); the AEC env raises.
+        # The batched envs pass RLlib's pre-check (illegal_action="penalty"); the AEC env raises.
         .environment(env, env_config=env_config, disable_env_checking=args.route == "pettingzoo")
         # Count decisions, not RLlib env steps (a batched env step holds up to num_games decisions).
         .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=shared_policy, count_steps_by="agent_steps")
@@ -212,6 +254,9 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
         algo = build_config(args).build_algo()
         total, started = 0, time.perf_counter()
         for iteration in range(1, args.iterations + 1):
+            if args.route == "opponents" and args.self_play and (iteration - 1) % args.self_play == 0:
+                seat_snapshot(algo, policy_agent(algo.get_module(SHARED_POLICY), name=f"snapshot{iteration}",
+                                                 seed=args.seed + iteration, greedy=False))
             result = algo.train()
             runners = result["env_runners"]
             decisions = int(sum(runners["num_module_steps_sampled"].values()))
@@ -226,6 +271,16 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
         algo.stop()
     finally:
         ray.shutdown()  # also on Ctrl-C: a local Ray ends with the run, a cluster loses only this driver
+
+
+def seat_snapshot(algo, snapshot) -> None:
+    """Seat ``snapshot`` (an agent) as the opponents in the env of every environment runner, the driver's too."""
+    def seat(runner):
+        env = runner.env  # a vector of envs in later Rays (``envs``), one env in earlier ones
+        for one in getattr(env.unwrapped, "envs", None) or [env]:
+            one.unwrapped.set_opponents(snapshot)
+
+    algo.env_runner_group.foreach_env_runner(seat)
 
 
 if __name__ == "__main__":

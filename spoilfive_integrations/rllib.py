@@ -72,8 +72,11 @@ from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import is_integer, make_rules
 
+from .opponents import resolve_opponents
 from .vector import (
     ILLEGAL_ACTION_MODES,
+    LearnerBatch,
+    LearnerBatchView,
     check_env_fits_in_memory,
     check_env_keywords,
     checked_reset,
@@ -250,6 +253,160 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
                 for aid, obs, mask in zip(ids.tolist(), observations, masks)}
 
 
+OPPONENTS_CONFIG_KEYS = ("num_games", "num_players", "opponents", "seat", "mode", "reward", "illegal_action", "seed")
+"""The env's own keys of :class:`SpoilFiveAgainstOpponentsEnv`'s ``env_config``, besides the rules options."""
+
+
+def game_agent_id(game: int) -> str:
+    """The RLlib agent id of the learning seat of ``game`` in :class:`SpoilFiveAgainstOpponentsEnv`: ``"g{game}"``."""
+    return f"g{game}"
+
+
+class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
+    """``num_games`` games of one core batch, one learning seat each against named opponents, as one RLlib
+    ``MultiAgentEnv``.
+
+    What the Gymnasium vector env is to a single-agent library, for RLlib on any supported Ray: its agents are
+    the learning seats only, ``"g{game}"``, one a game (the seat itself is drawn at each reset unless ``seat`` is
+    given; :attr:`seats` says which). Between the learner's decisions the opponents move in batch
+    (:class:`~spoilfive_integrations.vector.LearnerBatch`, the code of the Gymnasium vector env). An episode is one
+    hand (``mode="hand"``) or one game (``mode="game"``) in every game, and ends when the last of them ends; a
+    game that ended waits, terminated, and is asked nothing more. Observations are the multi-agent env's dict
+    (``"observation"``, ``"action_mask"``), so :class:`SpoilFiveMaskedModule` plays them; a reward is the learning
+    seat's, summed over the opponents' moves that follow its action.
+
+    Args:
+        config: RLlib's ``env_config`` with the keys ``num_games`` (default 64), ``num_players`` (4),
+            ``opponents`` (``"spoiler"``; names, checkpoint paths, a list with one per other seat, or agent
+            objects: :mod:`spoilfive_integrations.opponents`), ``seat`` (None: drawn for each game at each reset),
+            ``mode`` (``"hand"``), ``reward`` (``"equity"``), ``illegal_action`` (``"penalty"``, so RLlib's
+            pre-check of unmasked actions passes; :class:`SpoilFiveMultiAgentEnv` says what it gives), ``seed``
+            (None; each RLlib worker adds its ``worker_index``), and any rules option by name.
+
+    Raises:
+        ValueError: a bad ``num_games``, ``opponents``, ``seat``, ``mode``, ``reward``, ``illegal_action``, seed or
+            rule.
+    """
+
+    def __init__(self, config: dict | None = None):
+        super().__init__()
+        name = type(self).__name__
+        if config is not None and not isinstance(config, Mapping):
+            raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
+        options = dict(config or {})
+        check_env_keywords({key: value for key, value in options.items() if key not in OPPONENTS_CONFIG_KEYS},
+                           name, OPPONENTS_CONFIG_KEYS,
+                           {"num_envs": "the number of games is num_games",
+                            "render_mode": "this env does not render"})
+        num_games = options.pop("num_games", 64)
+        if not is_integer(num_games) or num_games < 1:
+            raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
+        seed = checked_seed(options.pop("seed", None))
+        if seed is not None:
+            seed += int(getattr(config, "worker_index", 0))
+        own = {key: options.pop(key) for key in ("opponents", "seat", "illegal_action", "mode", "reward")
+               if key in options}
+        num_players = make_rules(num_players=options.pop("num_players", 4), **options).num_players
+        check_env_fits_in_memory(num_games, num_players, "num_games")  # in its own name, before the batch's check
+        self.batch = LearnerBatch(num_games, num_players=num_players, **{
+            "opponents": "spoiler", "illegal_action": "penalty", **own, **options})
+        self.rules = self.batch.rules
+        self.illegal_action = self.batch.illegal_action
+        self.num_games = B = self.batch.num_envs
+        self.num_players = self.rules.num_players
+        if seed is not None:
+            self.batch.seed(seed)
+        self._seat_rng = np.random.default_rng(seed)
+
+        self._ids = np.array([game_agent_id(g) for g in range(B)], dtype=object)
+        self._index = {aid: g for g, aid in enumerate(self._ids)}
+        self.possible_agents = self._ids.tolist()
+        self.agents = self.possible_agents[:]
+        space = raw_env(num_players=self.num_players).observation_space("player_0")
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
+        self.illegal_actions = 0  # penalised actions since construction (RLlib's pre-check makes some)
+        self._started = False  # reset() has dealt
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal a new episode in every game, the opponents moving up to each learner's first decision.
+
+        ``seed`` (an int) reseeds the deals, seats and opponents, and reproduces them."""
+        seed = checked_reset(seed, options, type(self).__name__)
+        if seed is not None:
+            self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed
+            self._seat_rng = np.random.default_rng(seed)
+        self.batch.start(np.ones(self.num_games, bool), self._seat_rng)
+        self._started = True
+        self.agents = self.possible_agents[:]
+        return self._observations(), {}
+
+    def step(self, action_dict: dict):
+        """Apply the learners' actions (at most one a game, for games still playing) and the opponents' replies."""
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hands")
+        if not isinstance(action_dict, Mapping):
+            raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
+        batch = self.batch
+        batch.check_playable()
+        games, chosen = self._checked_actions(action_dict)
+        ended = games[batch.over[games]]
+        if len(ended):
+            raise ValueError(f"actions for agents whose game ended: {self._ids[ended][:5].tolist()}; act only for "
+                             "the agents of the last observations")
+        actions = np.zeros(self.num_games, np.int64)
+        actions[games] = chosen
+        moving = np.zeros(self.num_games, bool)
+        moving[games] = True
+        illegal = batch.illegal(actions, moving)
+        acting = moving & ~illegal
+        rewards, terminated = batch.learner_step(actions, acting, illegal)
+        rewards += batch.play_opponents(acting)
+        terminated |= acting & batch.over
+        self.illegal_actions += int(illegal.sum())
+        reward_dict = dict(zip(self._ids[games].tolist(), rewards[games].tolist()))
+        terminated_dict = dict.fromkeys(self._ids[terminated].tolist(), True)
+        terminated_dict["__all__"] = bool(batch.over.all())
+        return self._observations(), reward_dict, terminated_dict, {"__all__": False}, {}
+
+    def _checked_actions(self, action_dict: Mapping) -> tuple[np.ndarray, np.ndarray]:
+        """The games and the actions (int64) of ``action_dict``, every key and value checked.
+
+        A value outside the action ids is refused under ``"raise"`` and is an illegal action (penalised) under
+        ``"penalty"``; what is not a whole number is refused under both."""
+        games = np.empty(len(action_dict), np.int64)
+        chosen = np.empty(len(action_dict), np.int64)
+        for i, (aid, value) in enumerate(action_dict.items()):
+            game = self._index.get(aid) if isinstance(aid, str) else None
+            if game is None:
+                raise ValueError(f"unknown agent id {aid!r}: ids are 'g<game>', games 0-{self.num_games - 1}")
+            try:
+                action = action_id(value)
+            except ValueError as error:
+                raise ValueError(f"{aid}: {error}") from None
+            if not 0 <= action < NUM_ACTIONS:
+                if self.illegal_action == "raise":
+                    raise ValueError(f"illegal action {action} for {aid}: action ids are 0-{NUM_ACTIONS - 1}; legal "
+                                     f"actions: {self.batch.legal_actions_text(game)}")
+                action = NUM_ACTIONS  # out of the table, so illegal: penalised by the batch
+            games[i], chosen[i] = game, action
+        return games, chosen
+
+    def _observations(self) -> dict:
+        """``{agent id: {"observation", "action_mask"}}`` of the learning seat of every game still playing."""
+        games = np.flatnonzero(~self.batch.over)
+        if len(games) == 0:
+            return {}
+        observations = self.core.observe(self.batch.seat, games=games)
+        masks = self.core.legal_mask()[games].astype(np.int8)
+        return {aid: {"observation": obs, "action_mask": mask}
+                for aid, obs, mask in zip(self._ids[games].tolist(), observations, masks)}
+
+    def set_opponents(self, opponents) -> None:
+        """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game (self-play)."""
+        self.batch.lineup = resolve_opponents(opponents, self.rules)
+
+
 def shared_policy(agent_id, episode=None, **kwargs) -> str:
     """RLlib ``policy_mapping_fn``: every seat of every game plays the one shared policy."""
     return SHARED_POLICY
@@ -336,5 +493,5 @@ def policy_agent(module: SpoilFiveMaskedModule, name: str | None = "rllib", seed
     return PolicyAgent(net, seed, greedy=greedy, name=name or "rllib")
 
 
-__all__ = ["SHARED_POLICY", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",
-           "agent_id", "masked_module_spec", "policy_agent", "shared_policy"]
+__all__ = ["SHARED_POLICY", "SpoilFiveAgainstOpponentsEnv", "SpoilFiveMaskedModule", "SpoilFiveMultiAgentEnv",
+           "agent_id", "game_agent_id", "masked_module_spec", "policy_agent", "shared_policy"]

@@ -118,6 +118,18 @@ CASES = [
     ("rllib_ppo", ["--hidden", "32", "1000000000"], f"--hidden 32 1000000000 {TOO_WIDE}"),
     ("rllib_ppo", ["--lr", "-1"], f"--lr: '-1' {ABOVE_ZERO}"),
     ("rllib_ppo", ["--lr", "1e308"], "--lr: '1e308' is not allowed: give a learning rate above 0, at most 1"),
+    ("rllib_ppo", ["--opponents", "spoiler"], "--opponents needs --route opponents: the batched route is self-play"),
+    ("rllib_ppo", ["--route", "pettingzoo", "--self-play", "2", "--opponents", "random"],
+     "--opponents and --self-play need --route opponents: the pettingzoo route is self-play, one shared policy"),
+    ("rllib_ppo", ["--route", "opponents", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("rllib_ppo", ["--route", "opponents", "--self-play", "3", "--opponents", "random"],
+     "--opponents is not allowed with --self-play 3: the learner's snapshots are the opponents"),
+    ("rllib_ppo", ["--route", "opponents", "--num-games", HUGE], (f"--num-games={HUGE} is not allowed here",
+                                                                  "allowed: at most")),
+    ("rllib_ppo", ["--route", "opponents", "--batch-size", "700", "--minibatch-size", "100"],
+     "--batch-size 700 is too small for 4 players, 256 game(s) an environment (opponents route) and 1 sampler(s): "
+     "every learning seat of every game should act in each sample (RLlib's learner can fail on less); give at least "
+     "768 (3 x games x samplers), or fewer --num-games"),
 ]
 
 _loaded: dict[str, object] = {}

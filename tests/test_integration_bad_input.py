@@ -8,6 +8,8 @@ state). NumPy integers are welcome wherever Python ints are.
 
 from __future__ import annotations
 
+import re
+
 import gymnasium
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ import pytest
 import spoilfive_env  # noqa: F401 (registers the ids)
 from agents import load_agent
 from agents.base import Agent
-from spoilfive_env.actions import NUM_ACTIONS
+from spoilfive_env.actions import NUM_ACTIONS, action_str
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.registration import GYMNASIUM_ID
 
@@ -619,6 +621,97 @@ def test_the_rllib_env_names_its_config_keys_for_one_it_does_not_take(config, sa
 
     with pytest.raises(ValueError, match=says):
         SpoilFiveMultiAgentEnv({"num_games": 2, **config})
+
+
+
+def against_opponents(**config):
+    pytest.importorskip("ray")
+    from spoilfive_integrations.rllib import SpoilFiveAgainstOpponentsEnv
+
+    return SpoilFiveAgainstOpponentsEnv({"num_games": 2, "num_players": 3, "opponents": "random", "seed": 0, **config})
+
+
+def against_opponents_state(env) -> tuple:
+    return (env.core.rng.bit_generator.state, env._seat_rng.bit_generator.state, env.core.holder.tobytes(),
+            env.batch.over.tobytes(), env.batch.seat.tobytes(),
+            [agent.rng.bit_generator.state for agent in env.batch.lineup.agents])
+
+
+def test_the_rllib_opponents_env_refuses_a_step_before_reset_bad_seeds_and_options_and_changes_nothing():
+    env = against_opponents()
+    with pytest.raises(ValueError, match=r"step\(\) before reset\(\): call reset\(\)"):
+        env.step({})
+    env.reset(seed=0)
+    before = against_opponents_state(env)
+    for seed in BAD_SEEDS:
+        with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match="unknown reset options 'x': SpoilFiveAgainstOpponentsEnv takes none"):
+        env.reset(options={"x": 1})
+    assert against_opponents_state(env) == before
+    for seed in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match=r"seed must be a whole number 0 or more, or None, got"):
+            against_opponents(seed=seed)
+    with pytest.raises(ValueError, match="config must be a dict of env options"):
+        type(env)("abc")
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+def test_the_rllib_opponents_env_refuses_bad_actions_and_agent_ids_in_its_own_words_and_changes_nothing(illegal_action):
+    env = against_opponents(illegal_action=illegal_action)
+    observations, _ = env.reset(seed=0)
+    legal = np.flatnonzero(observations["g0"]["action_mask"])
+    forbidden = int(np.flatnonzero(observations["g0"]["action_mask"] == 0)[0])
+    before = against_opponents_state(env)
+    for odd in (1.9, True, "1", None):
+        with pytest.raises(ValueError, match="g0: an action is a whole number 0-106"):
+            env.step({"g0": odd})
+    for key in ("g2", "g0_p0", 0, None):
+        with pytest.raises(ValueError, match=r"unknown agent id .*: ids are 'g<game>', games 0-1"):
+            env.step({key: int(legal[0])})
+    with pytest.raises(ValueError, match=r"step\(\) takes a dict \{agent id: action\}, got list"):
+        env.step([int(legal[0])])
+    assert against_opponents_state(env) == before
+    if illegal_action == "raise":
+        legal_text = re.escape(", ".join(f"{action} ({action_str(action)})" for action in legal))
+        with pytest.raises(ValueError, match=f"illegal action 18446744073709551615 for g0: action ids are 0-106; "
+                                             f"legal actions: {legal_text}"):
+            env.step({"g0": np.uint64(2**64 - 1)})
+        with pytest.raises(ValueError, match=f"illegal action {forbidden} .* for the learning seat "
+                                             f"{env.seats[0]} in game 0; legal actions: {legal_text}"):
+            env.step({"g1": int(np.flatnonzero(observations["g1"]["action_mask"])[0]), "g0": forbidden})
+        assert against_opponents_state(env) == before  # g1's legal action was not played either
+        env.step({"g0": int(legal[0])})  # the refusals left the game playable
+    else:  # an illegal action, or one out of the table, ends that game's hand with the penalty
+        observations, rewards, terminated, _, _ = env.step({"g0": np.uint64(2**64 - 1), "g1": 107})
+        assert rewards["g0"] < 0 and rewards["g1"] < 0 and terminated == {"g0": True, "g1": True, "__all__": True}
+        assert env.illegal_actions == 2 and observations == {}
+
+
+@pytest.mark.parametrize("config, says", [
+    ({"num_envs": 8}, "num_envs is not an option of SpoilFiveAgainstOpponentsEnv: the number of games is num_games"),
+    ({"render_mode": "ansi"}, "render_mode is not an option of SpoilFiveAgainstOpponentsEnv: this env does not"),
+    ({"games": 8}, r"unknown rules option\(s\) games: known options are SpoilFiveAgainstOpponentsEnv's own "
+                   r"num_games, num_players, opponents, seat, mode, reward, illegal_action, seed and the rules"),
+    ({"num_games": 0}, "num_games=0 is not allowed: it must be a positive integer"),
+    ({"opponents": "nobody"}, "unknown agent 'nobody'"),
+    ({"opponents": ["random"]}, "opponents has 1 entries: a table of 3 players needs one spec for every other seat"),
+    ({"seat": 3}, r"seat=3 is not allowed: give a seat 0-2, or None to draw it at each reset"),
+    ({"illegal_action": "skip"}, "illegal_action='skip' is not allowed: choose 'raise' or 'penalty'"),
+    ({"mode": "match"}, "mode"),
+    ({"num_players": 11}, "num_players"),
+], ids=["num_envs", "render_mode", "games", "no_games", "opponent", "lineup", "seat", "illegal", "mode", "players"])
+def test_the_rllib_opponents_env_names_what_its_config_takes(config, says):
+    with pytest.raises(ValueError, match=says):
+        against_opponents(**config)
+
+
+def test_the_rllib_opponents_env_budgets_its_memory(monkeypatch):
+    import spoilfive_env.core as core
+
+    monkeypatch.setattr(core, "physical_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match="num_games=100000 .*more than this machine's"):
+        against_opponents(num_games=100_000)
 
 
 # ---------------------------------------------------------------------- train.py's self-play rollout

@@ -555,6 +555,199 @@ def test_one_rllib_ppo_iteration_of_the_example_passes_the_pre_check_and_plays_n
         ray.shutdown()
 
 
+
+# ---------------------------------------------------------------------- RLlib: one seat a game against opponents
+def against_opponents(num_games: int, **config):
+    from spoilfive_integrations.rllib import SpoilFiveAgainstOpponentsEnv
+
+    return SpoilFiveAgainstOpponentsEnv({"num_games": num_games, **config})
+
+
+@pytest.mark.parametrize("players, opponents, illegal_action, mode", [
+    (3, "spoiler", "raise", "hand"), (5, "greedy", "penalty", "hand"), (4, "spoiler", "raise", "game")])
+def test_rllib_opponents_env_gives_what_the_plain_vector_env_gives(players, opponents, illegal_action, mode):
+    """For the same actions, from the same seed, each game's first episode is what the Gymnasium vector env gives:
+    the observation and mask of its learning seat (only while its game plays), its reward after the opponents'
+    replies, its end; and a reseeded reset deals both alike again. The opponents are rule players, which draw no
+    random numbers, so the plain env's restarts of its ended games (``reset_mask``) change no other game's hand.
+    Under ``illegal_action="penalty"`` some actions are illegal, and each is penalised as the plain env penalises
+    it. ``mode="game"`` plays several hands an episode, each dealt from the one generator, so there the two are
+    compared up to the first game's end, with hands paid and dealt again inside the episode before it."""
+    games, rng = 6, np.random.default_rng(players)
+    options = {"num_players": players, "opponents": opponents, "illegal_action": illegal_action, "mode": mode}
+    env = against_opponents(games, seed=7, **options)
+    plain = gymnasium.make_vec("spoilfive/SpoilFive-v0", num_envs=games, vectorization_mode="vector_entry_point",
+                               autoreset_mode="Disabled", **options)
+    for seed in (None, 11):  # the constructor's seed, then a reseeding reset
+        observations, _ = env.reset(seed=seed)
+        plain_observations, plain_infos = plain.reset(seed=7 if seed is None else seed)
+        np.testing.assert_array_equal(env.seats, plain_infos["seat"])
+        playing, steps, penalised, paid_inside, counted = np.ones(games, bool), 0, 0, False, env.illegal_actions
+        while playing.any():
+            assert sorted(observations) == [f"g{game}" for game in np.flatnonzero(playing)]
+            for game in np.flatnonzero(playing):
+                view = observations[f"g{game}"]
+                np.testing.assert_array_equal(view["observation"], plain_observations[game])
+                np.testing.assert_array_equal(view["action_mask"], plain_infos["action_mask"][game])
+            actions = random_legal(rng, plain_infos["action_mask"])
+            if illegal_action == "penalty":
+                actions = np.where(rng.random(games) < 0.1, rng.integers(0, 107, games), actions)
+            observations, rewards, terminated, truncated, _ = env.step(
+                {f"g{game}": int(actions[game]) for game in np.flatnonzero(playing)})
+            plain_observations, plain_rewards, plain_terminated, _, plain_infos = plain.step(actions)
+            assert sorted(rewards) == [f"g{game}" for game in np.flatnonzero(playing)]
+            for game in np.flatnonzero(playing):
+                assert rewards[f"g{game}"] == plain_rewards[game]
+                assert terminated.get(f"g{game}", False) == plain_terminated[game]
+            if illegal_action == "penalty":
+                penalised += int((plain_infos["penalty"] & playing).sum())
+            paid_inside |= bool((plain_rewards[playing & ~plain_terminated] != 0).any())
+            playing &= ~plain_terminated
+            assert terminated["__all__"] == (not playing.any()) and truncated == {"__all__": False}
+            steps += 1
+            if plain_terminated.any():
+                if mode == "game":  # a new game's deal would draw from the one generator
+                    break
+                plain_observations, plain_infos = plain.reset(options={"reset_mask": plain_terminated})
+        if mode == "game":
+            assert steps >= 10 and paid_inside
+            continue
+        assert observations == {} and steps >= 3
+        assert env.illegal_actions - counted == penalised
+        assert (penalised > 0) == (illegal_action == "penalty")
+
+
+def test_rllib_opponents_env_asks_only_the_games_it_is_given_and_each_ended_game_nothing_more():
+    """A step moves the games of its dict only (the others see their observation again, unchanged); a game whose
+    episode ended is terminated once and then neither observed nor allowed to act until the next reset."""
+    env = against_opponents(4, num_players=4, opponents="random", seed=3)
+    observations, _ = env.reset()
+    before = {aid: view["observation"].copy() for aid, view in observations.items()}
+    rng = np.random.default_rng(0)
+    moved = {aid: int(random_legal(rng, observations[aid]["action_mask"])) for aid in ("g3", "g1")}
+    observations, rewards, terminated, _, _ = env.step(moved)
+    assert sorted(rewards) == ["g1", "g3"] and terminated == {"__all__": False}
+    for aid in ("g0", "g2"):
+        np.testing.assert_array_equal(observations[aid]["observation"], before[aid])
+    for aid in ("g1", "g3"):
+        assert not np.array_equal(observations[aid]["observation"], before[aid])
+    ends = []
+    while observations:
+        observations, rewards, terminated, _, _ = env.step(
+            {aid: int(random_legal(rng, view["action_mask"])) for aid, view in observations.items()})
+        ended = sorted(aid for aid in terminated if aid != "__all__")
+        assert not set(ended) & set(ends) and not set(ended) & set(observations)
+        ends += ended
+    assert sorted(ends) == ["g0", "g1", "g2", "g3"] and terminated["__all__"]
+    holders = env.core.holder.copy()
+    with pytest.raises(ValueError, match=r"actions for agents whose game ended: \['g2'\]"):
+        env.step({"g2": 0})
+    np.testing.assert_array_equal(env.core.holder, holders)
+    observations, _ = env.reset()
+    assert sorted(observations) == ["g0", "g1", "g2", "g3"]
+
+
+def test_rllib_opponents_env_reseeded_deals_the_same_hands_seats_and_opponent_moves_again():
+    """A seeded reset reproduces the deals, the learning seats and the ``random`` opponents' moves, whatever the env
+    was made with; each RLlib worker adds its ``worker_index`` to the config's seed."""
+    from ray.rllib.env.env_context import EnvContext
+
+    def first_steps(env, seed):
+        observations, _ = env.reset(seed=seed)
+        rng, seen = np.random.default_rng(1), [env.seats.tolist(), dealt(observations)]
+        for _ in range(2):
+            observations, rewards, *_ = env.step(
+                {aid: int(random_legal(rng, view["action_mask"])) for aid, view in observations.items()})
+            seen += [dealt(observations), rewards]
+        return seen
+
+    one, other = against_opponents(8, opponents="random", seed=1), against_opponents(8, opponents="random")
+    assert first_steps(one, 5) == first_steps(other, 5) != first_steps(other, 6)
+    worker_one = against_opponents(8, opponents="random", seed=4)
+    worker = type(worker_one)(EnvContext({"num_games": 8, "opponents": "random", "seed": 3}, worker_index=1))
+    assert first_steps(worker, None) == first_steps(worker_one, None)
+
+
+def test_rllib_opponents_env_defaults_are_the_documented_ones_and_it_seats_new_opponents():
+    env = against_opponents(2)
+    assert (env.num_games, env.num_players, env.illegal_action, env.core.mode, env.core.reward_mode) == \
+        (2, 4, "penalty", "hand", "equity")
+    assert [agent.name for agent in env.batch.lineup.agents] == ["spoiler"]
+    assert env.possible_agents == ["g0", "g1"] and env.batch.fixed_seat is None
+    assert against_opponents(2, seat=2).batch.fixed_seat == 2
+    env.set_opponents(["random", "greedy", "random"])
+    assert [agent.name for agent in env.batch.lineup.agents] == ["random", "greedy"]
+
+
+def rllib_example_algo(example, argv):
+    """The example's PPO, built on a local Ray of one CPU (the caller shuts Ray down)."""
+    import ray
+
+    args = example.parse_args(["--num-games", "16", "--batch-size", "512", "--minibatch-size", "256", "--epochs", "1",
+                               "--hidden", "32", "32", *argv])
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    return args, example.build_config(args).build_algo()  # runs RLlib's env pre-check (unmasked samples)
+
+
+def test_one_rllib_ppo_iteration_of_the_example_s_opponents_route_learns_one_seat_a_game_legally():
+    import ray
+
+    example = load_example("rllib_ppo")
+    try:
+        args, algo = rllib_example_algo(example, ["--route", "opponents", "--opponents", "greedy"])
+        env = algo.env_runner.env.unwrapped
+        env = getattr(env, "envs", [env])[0].unwrapped
+        assert type(env).__name__ == "SpoilFiveAgainstOpponentsEnv" and env.num_games == 16
+        assert [agent.name for agent in env.batch.lineup.agents] == ["greedy"]
+        after_check = env.illegal_actions
+        result = algo.train()
+        sampled = result["env_runners"]["num_module_steps_sampled"]
+        assert list(sampled) == [example.SHARED_POLICY] and sampled[example.SHARED_POLICY] >= 512
+        assert env.illegal_actions == after_check  # the masking module never plays an illegal action
+        snapshot = example.policy_agent(algo.get_module(example.SHARED_POLICY), name="snapshot1", greedy=False)
+        example.seat_snapshot(algo, snapshot)
+        assert env.batch.lineup.agents == [snapshot]
+        algo.train()  # against the snapshot
+        assert env.illegal_actions == after_check
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_rllib_example_opponents_route_seats_a_snapshot_every_k_iterations(monkeypatch):
+    """``--self-play K`` seats a fresh snapshot of the learner before iterations 1, 1 + K, ...; with no
+    ``--self-play`` the ``--opponents`` stay."""
+    example = load_example("rllib_ppo")
+    seated = []
+
+    class FakeAlgo:
+        def train(self):
+            return {"env_runners": {"num_module_steps_sampled": {"shared": 10}},
+                    "timers": {"env_runner_sampling_timer": 1.0}}
+
+        def get_module(self, policy):
+            return policy
+
+        def stop(self):
+            pass
+
+    class FakeConfig:
+        def build_algo(self):
+            return FakeAlgo()
+
+    monkeypatch.setattr(example, "build_config", lambda args: FakeConfig())
+    monkeypatch.setattr(example.ray, "init", lambda **kwargs: None)
+    monkeypatch.setattr(example.ray, "cluster_resources", lambda: {"CPU": 2})
+    monkeypatch.setattr(example, "policy_agent", lambda module, **kwargs: kwargs["name"])
+    monkeypatch.setattr(example, "seat_snapshot", lambda algo, snapshot: seated.append(snapshot))
+    example.train_and_evaluate(example.parse_args(["--route", "opponents", "--self-play", "3", "--iterations", "7",
+                                                   "--eval-deals", "0"]))
+    assert seated == ["snapshot1", "snapshot4", "snapshot7"]
+    seated.clear()
+    example.train_and_evaluate(example.parse_args(["--route", "opponents", "--iterations", "3", "--eval-deals", "0"]))
+    assert seated == []
+
+
 # ---------------------------------------------------------------------- TorchRL
 def record_torchrl_training(example, monkeypatch):
     """Patch the TorchRL example to keep what it trains on: each collected batch, the size of each minibatch the

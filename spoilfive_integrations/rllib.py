@@ -11,7 +11,8 @@ cost is paid once per batch and the module's forward pass sees all the batch's a
   Observations go only to the seat to act in each unfinished game, as a dict with the
   AEC environment's keys, ``{"observation": float32 (OBS_DIM,), "action_mask": int8 (107,)}``.
   A seat's reward arrives when its game's hand ends (RLlib credits it to that seat's last
-  action); every seat of a finished game is terminated then.
+  action); the seats of a finished game are asked nothing more, and are terminated with the
+  episode (:func:`episode_end` says why).
 * :class:`SpoilFiveMaskedModule`: a torch ``RLModule`` with ``ValueFunctionAPI`` (PPO,
   APPO, IMPALA) over the project's :class:`agents.policy.PolicyNet`; it reads
   ``"observation"`` and ``"action_mask"`` from that dict and gives illegal actions the
@@ -98,6 +99,17 @@ asked (14,856 and 17,781 bytes a game at 2 and 10 players), rounded up."""
 def agent_id(game: int, seat: int) -> str:
     """The RLlib agent id of ``seat`` in ``game``: ``"g{game}_p{seat}"``."""
     return f"g{game}_p{seat}"
+
+
+def episode_end(agents: list[str], all_done: bool) -> dict:
+    """A step's ``terminated`` dict: every agent at the episode's end, none before.
+
+    A game that ends before the others waits: its agents are asked nothing more (no observation) and are
+    terminated with the episode. Terminating them as their game ends is what RLlib before 2.58 cannot take: an agent
+    terminated at the last step of a sample, while the episode goes on, fails the next sample with ``KeyError:
+    <agent id>`` (ray-project/ray#61602). Waiting changes nothing that PPO learns: an agent's reward still comes with
+    the step that ends its hand (RLlib adds it to that agent's last action), and no observation follows it."""
+    return {**dict.fromkeys(agents, True), "__all__": True} if all_done else {"__all__": False}
 
 
 class SpoilFiveMultiAgentEnv(MultiAgentEnv):
@@ -213,8 +225,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         ended_rows = (np.flatnonzero(ended)[:, None] * n + np.arange(n)).ravel()
         rewarded = np.union1d(np.union1d(rows, ended_rows), np.flatnonzero(flat))
         reward_dict = dict(zip(self._ids[rewarded].tolist(), flat[rewarded].tolist()))
-        terminated = dict.fromkeys(self._ids[ended_rows].tolist(), True)
-        terminated["__all__"] = all_done
+        terminated = episode_end(self.possible_agents, all_done)
         still_playing = ~(self.core.done | self._forfeited)
         return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
 
@@ -271,7 +282,8 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
     given; :attr:`seats` says which). Between the learner's decisions the opponents move in batch
     (:class:`~spoilfive_integrations.vector.LearnerBatch`, the code of the Gymnasium vector env). An episode is one
     hand (``mode="hand"``) or one game (``mode="game"``) in every game, and ends when the last of them ends; a
-    game that ended waits, terminated, and is asked nothing more. Observations are the multi-agent env's dict
+    game that ended waits, asked nothing more, and its agent is terminated with the episode (:func:`episode_end`).
+    Observations are the multi-agent env's dict
     (``"observation"``, ``"action_mask"``), so :class:`SpoilFiveMaskedModule` plays them; a reward is the learning
     seat's, summed over the opponents' moves that follow its action.
 
@@ -360,14 +372,12 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
         moving[games] = True
         illegal = batch.illegal(actions, moving)
         acting = moving & ~illegal
-        rewards, terminated = batch.learner_step(actions, acting, illegal)
+        rewards, _ = batch.learner_step(actions, acting, illegal)
         rewards += batch.play_opponents(acting)
-        terminated |= acting & batch.over
         self.illegal_actions += int(illegal.sum())
         reward_dict = dict(zip(self._ids[games].tolist(), rewards[games].tolist()))
-        terminated_dict = dict.fromkeys(self._ids[terminated].tolist(), True)
-        terminated_dict["__all__"] = bool(batch.over.all())
-        return self._observations(), reward_dict, terminated_dict, {"__all__": False}, {}
+        return (self._observations(), reward_dict, episode_end(self.possible_agents, bool(batch.over.all())),
+                {"__all__": False}, {})
 
     def _checked_actions(self, action_dict: Mapping) -> tuple[np.ndarray, np.ndarray]:
         """The games and the actions (int64) of ``action_dict``, every key and value checked.

@@ -230,6 +230,12 @@ def rllib_env(**config):
     return SpoilFiveMultiAgentEnv({"num_games": 2, "num_players": 3, "seed": 0, **config})
 
 
+def game_observed(aid: str, observations: dict) -> bool:
+    """Whether a seat of the game of ``aid`` (``"g<game>_p<seat>"``) is asked to act in ``observations``."""
+    game = aid.split("_")[0]
+    return any(other.split("_")[0] == game for other in observations)
+
+
 def rllib_state(env) -> tuple:
     return env.core.rng.bit_generator.state, env.core.holder.tobytes(), env._forfeited.tobytes()
 
@@ -278,8 +284,9 @@ def test_the_rllib_env_refuses_actions_that_are_not_whole_numbers_or_agents_that
         assert rllib_state(env) == before
         env.step({aid: np.int64(legal)})  # the refusals left the game playable
     else:  # out of the table is an illegal action: that game's hand ends with the penalty
-        _, rewards, terminated, _, _ = env.step(huge)
-        assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == 1
+        observations, rewards, terminated, _, _ = env.step(huge)
+        assert rewards[aid] < 0 and env.illegal_actions == 1
+        assert not game_observed(aid, observations) and terminated == {"__all__": False}  # it waits for the other
 
 @pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
 def test_the_rllib_env_takes_the_first_id_past_the_action_table_as_out_of_it(illegal_action):
@@ -294,8 +301,8 @@ def test_the_rllib_env_takes_the_first_id_past_the_action_table_as_out_of_it(ill
             with pytest.raises(ValueError, match=f"illegal action {past} for {aid}: action ids are 0-106"):
                 env.step({aid: past})
         else:
-            _, rewards, terminated, _, _ = env.step({aid: past})
-            assert rewards[aid] < 0 and terminated[aid] and env.illegal_actions == count
+            observations, rewards, _, _, _ = env.step({aid: past})
+            assert rewards[aid] < 0 and not game_observed(aid, observations) and env.illegal_actions == count
             env.reset(seed=0)  # the same deals again, for the next id
 
 

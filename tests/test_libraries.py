@@ -306,9 +306,11 @@ def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to
         assert set(actions) <= set(rewards)  # RLlib needs a reward for every agent that acted
         for aid, reward in rewards.items():
             totals[aid] += reward
-        ended |= {int(aid[1:].split("_")[0]) for aid in terminateds if aid != "__all__"}
+        ended |= set(np.flatnonzero(env.core.done).tolist())
         done = terminateds["__all__"]
-    assert ended == set(range(8))
+        if not done:  # a finished game's seats wait, unasked, for the episode's end (rllib.episode_end)
+            assert terminateds == {"__all__": False}
+    assert ended == set(range(8)) and terminateds == {**dict.fromkeys(env.possible_agents, True), "__all__": True}
     per_game = np.array([[totals[f"g{g}_p{s}"] for s in range(3)] for g in range(8)])
     assert np.allclose(per_game.sum(axis=1), 0.0)  # equity of a hand sums to zero at every table
     assert np.abs(per_game).sum() > 0
@@ -350,9 +352,9 @@ def test_rllib_penalty_mode_ends_the_offenders_game_with_a_lost_hands_reward():
     observations, rewards, terminateds, _, _ = env.step({offender: illegal_action(observations[offender])})
     game = offender.split("_")[0]
     assert rewards[offender] == -1.0  # the ante of a hand with an empty pool before it
-    assert all(terminateds[f"{game}_p{s}"] for s in range(4))
+    assert terminateds == {"__all__": False}  # its seats wait, unasked, for the episode's end
     assert not any(aid.startswith(game + "_") for aid in observations)
-    assert env.illegal_actions == 1 and not terminateds["__all__"]
+    assert env.illegal_actions == 1
 
 
 def test_rllib_a_forfeited_game_is_asked_nothing_more():
@@ -598,12 +600,14 @@ def test_rllib_opponents_env_gives_what_the_plain_vector_env_gives(players, oppo
             assert sorted(rewards) == [f"g{game}" for game in np.flatnonzero(playing)]
             for game in np.flatnonzero(playing):
                 assert rewards[f"g{game}"] == plain_rewards[game]
-                assert terminated.get(f"g{game}", False) == plain_terminated[game]
             if illegal_action == "penalty":
                 penalised += int((plain_infos["penalty"] & playing).sum())
             paid_inside |= bool((plain_rewards[playing & ~plain_terminated] != 0).any())
             playing &= ~plain_terminated
-            assert terminated["__all__"] == (not playing.any()) and truncated == {"__all__": False}
+            # A game that ended is no longer observed; every agent is terminated with the last (rllib.episode_end).
+            assert sorted(observations) == [f"g{game}" for game in np.flatnonzero(playing)]
+            assert terminated == ({**dict.fromkeys(env.possible_agents, True), "__all__": True} if not playing.any()
+                                  else {"__all__": False}) and truncated == {"__all__": False}
             steps += 1
             if plain_terminated.any():
                 if mode == "game":  # a new game's deal would draw from the one generator
@@ -619,7 +623,8 @@ def test_rllib_opponents_env_gives_what_the_plain_vector_env_gives(players, oppo
 
 def test_rllib_opponents_env_asks_only_the_games_it_is_given_and_each_ended_game_nothing_more():
     """A step moves the games of its dict only (the others see their observation again, unchanged); a game whose
-    episode ended is terminated once and then neither observed nor allowed to act until the next reset."""
+    episode ended is neither observed nor allowed to act until the next reset, and every agent is terminated
+    with the last game's end (``episode_end``)."""
     env = against_opponents(4, num_players=4, opponents="random", seed=3)
     observations, _ = env.reset()
     before = {aid: view["observation"].copy() for aid, view in observations.items()}
@@ -633,12 +638,14 @@ def test_rllib_opponents_env_asks_only_the_games_it_is_given_and_each_ended_game
         assert not np.array_equal(observations[aid]["observation"], before[aid])
     ends = []
     while observations:
+        asked = set(observations)
         observations, rewards, terminated, _, _ = env.step(
             {aid: int(random_legal(rng, view["action_mask"])) for aid, view in observations.items()})
-        ended = sorted(aid for aid in terminated if aid != "__all__")
-        assert not set(ended) & set(ends) and not set(ended) & set(observations)
-        ends += ended
-    assert sorted(ends) == ["g0", "g1", "g2", "g3"] and terminated["__all__"]
+        assert set(rewards) == asked and set(observations) <= asked
+        ends += sorted(asked - set(observations))
+        assert terminated == ({"g0": True, "g1": True, "g2": True, "g3": True, "__all__": True} if not observations
+                              else {"__all__": False})
+    assert sorted(ends) == ["g0", "g1", "g2", "g3"]
     holders = env.core.holder.copy()
     with pytest.raises(ValueError, match=r"actions for agents whose game ended: \['g2'\]"):
         env.step({"g2": 0})

@@ -13,6 +13,8 @@ cost is paid once per batch and the module's forward pass sees all the batch's a
   A seat's reward arrives when its game's hand ends (RLlib credits it to that seat's last
   action); the seats of a finished game are asked nothing more, and are terminated with the
   episode (:func:`episode_end` says why).
+* :class:`SpoilFiveAgainstOpponentsEnv`: ``num_games`` games with one learning seat each against named
+  ``opponents``, which move in batch between its decisions; the agents are the learning seats, ``"g{game}"``.
 * :class:`SpoilFiveMaskedModule`: a torch ``RLModule`` with ``ValueFunctionAPI`` (PPO,
   APPO, IMPALA) over the project's :class:`agents.policy.PolicyNet`; it reads
   ``"observation"`` and ``"action_mask"`` from that dict and gives illegal actions the

@@ -59,7 +59,8 @@ def run_block(block: str, monkeypatch, **outlines) -> dict:
 
 def test_every_block_is_tested_here():
     named = ["gymnasium.make(", "gymnasium.make_vec(", 'MaskablePPO("MlpPolicy", gymnasium.make',
-             "SpoilFiveSB3VecEnv(", "PPOConfig()", "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories(",
+             "SpoilFiveSB3VecEnv(", "PPOConfig()", ".environment(SpoilFiveAgainstOpponentsEnv",
+             "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories(",
              "SpoilFiveTianshouVectorEnv("]
     assert [next(i for i, block in enumerate(BLOCKS) if name in block) for name in named] == list(range(len(BLOCKS)))
 
@@ -94,6 +95,17 @@ def test_the_rllib_block_configures_ppo_on_the_multi_agent_env(monkeypatch):
     config = ns["config"]
     assert config.env_config == {"num_games": 256, "num_players": 4}
     assert config.policy_mapping_fn("g3_p2") == "shared" and config.train_batch_size_per_learner == 8192
+
+
+def test_the_rllib_opponents_block_configures_ppo_on_one_learning_seat_a_game(monkeypatch):
+    ns = run_block(block_named(".environment(SpoilFiveAgainstOpponentsEnv"), monkeypatch)
+    config = ns["config"]
+    assert config.env_config == {"num_games": 256, "num_players": 4, "opponents": "random"}
+    env = config.env(config.env_config)
+    observations, _ = env.reset(seed=0)
+    assert sorted(observations) == sorted(f"g{game}" for game in range(256))
+    assert [agent.name for agent in env.batch.lineup.agents] == ["random"]
+    assert config.policy_mapping_fn("g3") == "shared" and config.train_batch_size_per_learner == 8192
 
 
 def test_the_torchrl_block_passes_torchrl_s_own_spec_check(monkeypatch):

@@ -277,6 +277,8 @@ def seat_snapshot(algo, snapshot) -> None:
     """Seat ``snapshot`` (an agent) as the opponents in the env of every environment runner, the driver's too."""
     def seat(runner):
         env = runner.env  # a vector of envs in later Rays (``envs``), one env in earlier ones
+        if env is None:  # the driver's runner, when remote runners sample
+            return
         for one in getattr(env.unwrapped, "envs", None) or [env]:
             one.unwrapped.set_opponents(snapshot)
 

@@ -21,6 +21,7 @@ import torch
 from conftest import load_script, random_legal
 
 import spoilfive_env
+from agents import load_agent
 from agents.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -692,7 +693,7 @@ def rllib_example_algo(example, argv):
 
     args = example.parse_args(["--num-games", "16", "--batch-size", "512", "--minibatch-size", "256", "--epochs", "1",
                                "--hidden", "32", "32", *argv])
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=args.num_cpus if args.num_env_runners else 1, include_dashboard=False, log_to_driver=False)
     return args, example.build_config(args).build_algo()  # runs RLlib's env pre-check (unmasked samples)
 
 
@@ -716,6 +717,26 @@ def test_one_rllib_ppo_iteration_of_the_example_s_opponents_route_learns_one_sea
         assert env.batch.lineup.agents == [snapshot]
         algo.train()  # against the snapshot
         assert env.illegal_actions == after_check
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_rllib_example_seats_a_snapshot_in_the_env_of_a_remote_env_runner():
+    """With remote env runners (the driver's own has no env) the snapshot travels to each runner's env."""
+    import ray
+
+    example = load_example("rllib_ppo")
+    try:
+        _, algo = rllib_example_algo(example, ["--route", "opponents", "--num-env-runners", "1", "--num-cpus", "2"])
+        assert algo.env_runner is None or algo.env_runner.env is None
+        example.seat_snapshot(algo, load_agent("greedy"))
+
+        def opponents(runner):
+            env = runner.env.unwrapped
+            return [agent.name for one in getattr(env, "envs", [env]) for agent in one.unwrapped.batch.lineup.agents]
+
+        assert algo.env_runner_group.foreach_env_runner(opponents, local_env_runner=False) == [["greedy"]]
         algo.stop()
     finally:
         ray.shutdown()

@@ -114,6 +114,33 @@ def episode_end(agents: list[str], all_done: bool) -> dict:
     return {**dict.fromkeys(agents, True), "__all__": True} if all_done else {"__all__": False}
 
 
+def checked_action_dict(action_dict: Mapping, index: Mapping[str, int], illegal_action: str, ids: str,
+                        legal_text=None) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (``index[agent id]``) and the actions (int64) of ``action_dict``, every key and value checked.
+
+    An unknown key is refused naming the ``ids`` there are; a value that is not a whole number is refused under
+    both ``illegal_action`` modes; one outside the action ids is refused under ``"raise"`` (with
+    ``legal_text(row)``, the legal actions, when given) and is an illegal action under ``"penalty"`` (returned as
+    ``NUM_ACTIONS``, which no mask allows, so that it is penalised)."""
+    rows = np.empty(len(action_dict), np.int64)
+    chosen = np.empty(len(action_dict), np.int64)
+    for i, (aid, value) in enumerate(action_dict.items()):
+        row = index.get(aid) if isinstance(aid, str) else None
+        if row is None:
+            raise ValueError(f"unknown agent id {aid!r}: ids are {ids}")
+        try:
+            action = action_id(value)
+        except ValueError as error:
+            raise ValueError(f"{aid}: {error}") from None
+        if not 0 <= action < NUM_ACTIONS:
+            if illegal_action == "raise":
+                legal = f"; legal actions: {legal_text(row)}" if legal_text else ""
+                raise ValueError(f"illegal action {action} for {aid}: action ids are 0-{NUM_ACTIONS - 1}{legal}")
+            action = NUM_ACTIONS  # out of the table, so illegal: penalised below
+        rows[i], chosen[i] = row, action
+    return rows, chosen
+
+
 class SpoilFiveMultiAgentEnv(MultiAgentEnv):
     """``num_games`` Spoil Five games on one core, as one RLlib ``MultiAgentEnv``.
 
@@ -192,7 +219,8 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         if not isinstance(action_dict, Mapping):
             raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
         B, n = self.num_games, self.num_players
-        rows, chosen = self._checked_actions(action_dict)
+        rows, chosen = checked_action_dict(action_dict, self._index, self.illegal_action, f"'g<game>_p<seat>', "
+                                           f"games 0-{self.num_games - 1}, seats 0-{self.num_players - 1}")
         asked = self.core.current_player + np.arange(B) * n  # flat index of the seat to act
         waiting = ~(self.core.done | self._forfeited)
         games = rows // n
@@ -230,29 +258,6 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         terminated = episode_end(self.possible_agents, all_done)
         still_playing = ~(self.core.done | self._forfeited)
         return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
-
-    def _checked_actions(self, action_dict: Mapping) -> tuple[np.ndarray, np.ndarray]:
-        """The flat agent rows and the actions (int64) of ``action_dict``, every key and value checked.
-
-        A value outside the action ids is refused under ``"raise"`` and is an illegal action (penalised)
-        under ``"penalty"``; what is not a whole number is refused under both."""
-        rows = np.empty(len(action_dict), np.int64)
-        chosen = np.empty(len(action_dict), np.int64)
-        for i, (aid, value) in enumerate(action_dict.items()):
-            row = self._index.get(aid) if isinstance(aid, str) else None
-            if row is None:
-                raise ValueError(f"unknown agent id {aid!r}: ids are 'g<game>_p<seat>', games 0-{self.num_games - 1}, "
-                                 f"seats 0-{self.num_players - 1}")
-            try:
-                action = action_id(value)
-            except ValueError as error:
-                raise ValueError(f"{aid}: {error}") from None
-            if not 0 <= action < NUM_ACTIONS:
-                if self.illegal_action == "raise":
-                    raise ValueError(f"illegal action {action} for {aid}: action ids are 0-{NUM_ACTIONS - 1}")
-                action = NUM_ACTIONS  # out of the table, so illegal: penalised below
-            rows[i], chosen[i] = row, action
-        return rows, chosen
 
     def _observations(self, games_mask: np.ndarray) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""
@@ -363,46 +368,17 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
             raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
         batch = self.batch
         batch.check_playable()
-        games, chosen = self._checked_actions(action_dict)
+        games, chosen = checked_action_dict(action_dict, self._index, self.illegal_action,
+                                            f"'g<game>', games 0-{self.num_games - 1}", batch.legal_actions_text)
         ended = games[batch.over[games]]
         if len(ended):
             raise ValueError(f"actions for agents whose game ended: {self._ids[ended][:5].tolist()}; act only for "
                              "the agents of the last observations")
-        actions = np.zeros(self.num_games, np.int64)
-        actions[games] = chosen
-        moving = np.zeros(self.num_games, bool)
-        moving[games] = True
-        illegal = batch.illegal(actions, moving)
-        acting = moving & ~illegal
-        rewards, _ = batch.learner_step(actions, acting, illegal)
-        rewards += batch.play_opponents(acting)
+        rewards, _, illegal = batch.step_games(games, chosen)
         self.illegal_actions += int(illegal.sum())
         reward_dict = dict(zip(self._ids[games].tolist(), rewards[games].tolist()))
         return (self._observations(), reward_dict, episode_end(self.possible_agents, bool(batch.over.all())),
                 {"__all__": False}, {})
-
-    def _checked_actions(self, action_dict: Mapping) -> tuple[np.ndarray, np.ndarray]:
-        """The games and the actions (int64) of ``action_dict``, every key and value checked.
-
-        A value outside the action ids is refused under ``"raise"`` and is an illegal action (penalised) under
-        ``"penalty"``; what is not a whole number is refused under both."""
-        games = np.empty(len(action_dict), np.int64)
-        chosen = np.empty(len(action_dict), np.int64)
-        for i, (aid, value) in enumerate(action_dict.items()):
-            game = self._index.get(aid) if isinstance(aid, str) else None
-            if game is None:
-                raise ValueError(f"unknown agent id {aid!r}: ids are 'g<game>', games 0-{self.num_games - 1}")
-            try:
-                action = action_id(value)
-            except ValueError as error:
-                raise ValueError(f"{aid}: {error}") from None
-            if not 0 <= action < NUM_ACTIONS:
-                if self.illegal_action == "raise":
-                    raise ValueError(f"illegal action {action} for {aid}: action ids are 0-{NUM_ACTIONS - 1}; legal "
-                                     f"actions: {self.batch.legal_actions_text(game)}")
-                action = NUM_ACTIONS  # out of the table, so illegal: penalised by the batch
-            games[i], chosen[i] = game, action
-        return games, chosen
 
     def _observations(self) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the learning seat of every game still playing."""

@@ -301,15 +301,7 @@ class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
         if len(ended):
             raise ValueError(f"game(s) {', '.join(map(str, ended))} ended: restart them with "
                              "reset(env_id=...) before stepping them")
-        actions = np.zeros(self.env_num, np.int64)
-        actions[rows] = given
-        where = np.zeros(self.env_num, bool)
-        where[rows] = True
-        illegal = batch.illegal(actions, where)
-        acting = where & ~illegal
-        rewards, terminated = batch.learner_step(actions, acting, illegal)
-        rewards += batch.play_opponents(acting)
-        terminated |= acting & batch.over
+        rewards, terminated, illegal = batch.step_games(rows, given)
         return (self._observe(rows), rewards[rows], terminated[rows], np.zeros(len(rows), bool),
                 self._infos(rows, illegal))
 

@@ -257,6 +257,24 @@ class LearnerBatch:
         self.over |= terminated
         return rewards, terminated
 
+    def step_games(self, games: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The learner's ``chosen`` actions in ``games`` (int arrays, one action a game, each game playing), then
+        the opponents' replies there; the other games do not move.
+
+        Returns ``(rewards (B,), terminated (B,), illegal (B,))``: the learner's rewards and episode ends in
+        ``games``, and which of them were penalised (under ``illegal_action="raise"`` an illegal action is refused
+        first, and nothing changes)."""
+        actions = np.zeros(self.num_envs, np.int64)
+        actions[games] = chosen
+        where = np.zeros(self.num_envs, bool)
+        where[games] = True
+        illegal = self.illegal(actions, where)
+        acting = where & ~illegal
+        rewards, terminated = self.learner_step(actions, acting, illegal)
+        rewards += self.play_opponents(acting)
+        terminated |= acting & self.over
+        return rewards, terminated, illegal
+
     def play_opponents(self, where: np.ndarray) -> np.ndarray:
         """Opponents move in the games ``where`` until the learner is to act or the episode ended.
 

@@ -12,11 +12,19 @@ cost in both. ``--json`` prints the figures as JSON.
 Ctrl-C prints the rounds finished before it (the JSON with ``"interrupted": true``) and exits
 with status 130.
 
+``--adapters`` measures instead each library's door of this package that is installed (the SB3 ``VecEnv``, the
+Tianshou vector env, the RLlib env of one learning seat a game against opponents) beside the VectorEnv, alternated
+in the same way, at the same number of games: learner steps per second with the door's own conventions (SB3's
+same-step autoreset, Tianshou's ``reset(env_id)`` of the ended games, RLlib's episode of one hand in every game and
+its ``reset()``), the restarts timed with the steps, and each door's rate as a share of the VectorEnv's in the same
+round. A library that is not installed is skipped, and the report says so.
+
 It lives here, not in :mod:`spoilfive_env.bench`, because the rules layer never imports this one.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 import statistics
 import time
@@ -79,6 +87,171 @@ def bench_vector(envs: SpoilFiveVectorEnv, seconds: float, rng: np.random.Genera
         elif mode == "Disabled" and ended.any():
             _, infos = envs.reset(options={"reset_mask": ended})
     return steps / elapsed
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action a row of ``masks`` (``argmax`` of uniform noise times the mask)."""
+    return np.argmax(rng.random(masks.shape) * masks, axis=-1)
+
+
+def bench_sb3(envs, seconds: float, rng: np.random.Generator) -> float:
+    """Learner steps per second of the SB3 ``VecEnv`` (a game that ends restarts in the same step, SB3's way)."""
+    envs.reset()
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        envs.step(random_legal(envs.action_masks(), rng))
+        steps += envs.num_envs
+    return steps / elapsed
+
+
+def bench_tianshou(envs, seconds: float, rng: np.random.Generator) -> float:
+    """Learner steps per second of the Tianshou vector env, the ended games restarted by ``reset(env_id)``."""
+    batch, _ = envs.reset()
+    masks = np.asarray(batch.mask)
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        batch, _, terminated, truncated, _ = envs.step(random_legal(masks, rng))
+        masks = np.asarray(batch.mask)
+        steps += envs.env_num
+        ended = np.flatnonzero(terminated | truncated)
+        if len(ended):
+            restarted, _ = envs.reset(env_id=ended)
+            masks[ended] = restarted.mask
+    return steps / elapsed
+
+
+def bench_rllib(env, seconds: float, rng: np.random.Generator) -> float:
+    """Learner steps per second of the RLlib env of one learning seat a game: each step acts for every game still
+    playing, and ``reset()`` deals every game anew when the last has ended."""
+    observations, _ = env.reset()
+    steps = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        if not observations:
+            observations, _ = env.reset()
+            continue
+        actions = random_legal(np.stack([view["action_mask"] for view in observations.values()]), rng)
+        observations, *_ = env.step(dict(zip(observations, actions.tolist())))
+        steps += len(actions)
+    return steps / elapsed
+
+
+def make_sb3(num_envs: int, num_players: int, opponents: str, seed: int):
+    from .sb3 import SpoilFiveSB3VecEnv
+
+    return SpoilFiveSB3VecEnv(num_envs, num_players=num_players, opponents=opponents, seed=seed)
+
+
+def make_tianshou(num_envs: int, num_players: int, opponents: str, seed: int):
+    from .tianshou import SpoilFiveTianshouVectorEnv
+
+    return SpoilFiveTianshouVectorEnv(num_envs, num_players=num_players, opponents=opponents, seed=seed)
+
+
+def make_rllib(num_envs: int, num_players: int, opponents: str, seed: int):
+    from .rllib import SpoilFiveAgainstOpponentsEnv
+
+    return SpoilFiveAgainstOpponentsEnv({"num_games": num_envs, "num_players": num_players, "opponents": opponents,
+                                         "seed": seed, "illegal_action": "raise"})  # as the other doors
+
+
+ADAPTERS = {
+    "sb3": ("stable_baselines3", "SpoilFiveSB3VecEnv", make_sb3, bench_sb3),
+    "tianshou": ("tianshou", "SpoilFiveTianshouVectorEnv", make_tianshou, bench_tianshou),
+    "rllib": ("ray.rllib", "SpoilFiveAgainstOpponentsEnv", make_rllib, bench_rllib),
+}
+"""Each door: the library it needs, its class, how to make it (games, players, opponents, seed) and how to
+measure it."""
+
+
+def installed_adapters() -> tuple[list[str], list[str]]:
+    """The doors whose library is installed, and those skipped."""
+    def has(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ImportError:  # a parent package that is missing
+            return False
+
+    present = [name for name, (module, *_) in ADAPTERS.items() if has(module)]
+    return present, [name for name in ADAPTERS if name not in present]
+
+
+def run_adapters(num_envs: int = DEFAULT_NUM_ENVS, num_players: int = DEFAULT_PLAYERS,
+                 opponents: str = DEFAULT_OPPONENTS, seconds: float = DEFAULT_SECONDS, rounds: int = DEFAULT_ROUNDS,
+                 seed: int = 0, adapters: list[str] | None = None) -> dict:
+    """The VectorEnv and each door of ``adapters`` (default: every installed one) in turn, ``rounds`` times; a
+    JSON-ready dict with each door's rates and its share of the VectorEnv's rate in the same round.
+
+    Raises:
+        BenchInterrupted: Ctrl-C after the first round; it holds the report of the rounds finished.
+    """
+    present, skipped = installed_adapters()
+    names = present if adapters is None else list(adapters)
+    vector = SpoilFiveVectorEnv(num_envs, num_players=num_players, opponents=opponents)
+    vector.reset(seed=seed)
+    doors = {name: ADAPTERS[name][2](num_envs, num_players, opponents, seed) for name in names}
+    rng = np.random.default_rng(seed)
+    vector_rates: list[float] = []
+    rates: dict[str, list[float]] = {name: [] for name in names}
+
+    def report(**extra) -> dict:
+        done = min([len(vector_rates), *map(len, rates.values())])  # whole rounds: a share needs both
+        shares = {name: [r / v for r, v in zip(rates[name][:done], vector_rates)] for name in names}
+        return {
+            "benchmark": "learner steps per second: each library's door against SpoilFiveVectorEnv, alternated",
+            "spoilfive_version": __version__,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "machine": f"{platform.system()} {platform.machine()} {platform.processor() or ''}".strip(),
+            "num_envs": num_envs, "num_players": num_players, "opponents": opponents,
+            "seconds_per_measurement": seconds, "rounds": done, "seed": seed,
+            "adapters": {name: ADAPTERS[name][1] for name in names},
+            "skipped": [name for name in skipped if name not in names],
+            "vector_steps_per_second": vector_rates[:done],
+            "adapter_steps_per_second": {name: rates[name][:done] for name in names},
+            "share_of_vector_per_round": shares,
+            "median_vector": statistics.median(vector_rates[:done]),
+            "median_adapter": {name: statistics.median(rates[name][:done]) for name in names},
+            "median_share_of_vector": {name: statistics.median(shares[name]) for name in names},
+            **extra,
+        }
+
+    try:
+        for _ in range(rounds):
+            vector_rates.append(bench_vector(vector, seconds, rng))
+            for name, door in doors.items():
+                rates[name].append(ADAPTERS[name][3](door, seconds, rng))
+    except KeyboardInterrupt:
+        if not all(rates.values()) or not vector_rates:
+            raise
+        raise BenchInterrupted(report(interrupted=True, rounds_asked=rounds)) from None
+    return report()
+
+
+def format_adapters_table(report: dict) -> str:
+    names = list(report["adapters"])
+    lines = [
+        (f"Learner steps per second, {report['num_players']} players against {report['opponents']!r}, "
+         f"{report['num_envs']} games, {report['rounds']} alternated rounds of "
+         f"{report['seconds_per_measurement']:g} s; "
+         "each door's share of the VectorEnv's rate in the same round"
+         + (f" (stopped by Ctrl-C: {report['rounds_asked']} were asked for)" if report.get("interrupted") else "")),
+        (f"spoilfive {report['spoilfive_version']}, Python {report['python']}, NumPy {report['numpy']}, "
+         f"{report['machine']}"),
+    ]
+    if report["skipped"]:
+        lines.append(f"skipped (library not installed): {', '.join(report['skipped'])}")
+    lines += ["", f"{'round':>6}{'VectorEnv':>12}" + "".join(f"{name:>18}" for name in names)]
+    rows = [(str(index), vector, [(report["adapter_steps_per_second"][name][index - 1],
+                                   report["share_of_vector_per_round"][name][index - 1]) for name in names])
+            for index, vector in enumerate(report["vector_steps_per_second"], start=1)]
+    rows.append(("median", report["median_vector"], [(report["median_adapter"][name],
+                                                      report["median_share_of_vector"][name]) for name in names]))
+    for label, vector, cells in rows:
+        lines.append(f"{label:>6}{vector:>12,.0f}" + "".join(f"{rate:>11,.0f} ({share:.2f})" for rate, share in cells))
+    return "\n".join(lines)
 
 
 def make_envs(num_envs: int, num_players: int, opponents: str, autoreset_mode: str = "NextStep"):
@@ -171,6 +344,8 @@ def main(argv=None) -> int:
     parser.add_argument("--autoreset-mode", choices=[mode.value for mode in AutoresetMode], default="NextStep",
                         help="the VectorEnv's autoreset mode (default NextStep)")
     parser.add_argument("--seed", type=seed_value, default=0, help="seed of deals, seats and actions")
+    parser.add_argument("--adapters", action="store_true",
+                        help="measure each installed library door (SB3, Tianshou, RLlib) beside the VectorEnv instead")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     refuse_bad_seconds(parser, args.seconds)  # as spoilfive_env.bench: a measurement too short took no step
@@ -180,6 +355,8 @@ def main(argv=None) -> int:
         check_env_fits_in_memory(args.num_envs, args.players, "--num-envs")
     except ValueError as error:
         parser.error(str(error))
+    if args.adapters:
+        return main_adapters(parser, args)
     try:
         envs = make_envs(args.num_envs, args.players, args.opponents, args.autoreset_mode)
     except ValueError as error:  # a bad opponent
@@ -192,6 +369,30 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
     print(json_text(report) if args.json else format_table(report))
+    return 0
+
+
+def main_adapters(parser: ArgumentParser, args) -> int:
+    """``--adapters``: the doors beside the VectorEnv (the flags already checked but the autoreset mode's)."""
+    if args.autoreset_mode != "NextStep":
+        parser.error(f"--autoreset-mode {args.autoreset_mode} is not allowed with --adapters: each door restarts its "
+                     "games its own way, beside the VectorEnv's default NextStep")
+    present, _ = installed_adapters()
+    if not present:
+        parser.error("--adapters: none of the libraries is installed (stable-baselines3, tianshou, ray[rllib]); "
+                     "install the sb3, rllib or tianshou extra")
+    try:
+        SpoilFiveVectorEnv(1, num_players=args.players, opponents=args.opponents)  # a bad opponent, before any work
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        report = run_adapters(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed)
+    except BenchInterrupted as stopped:
+        print(json_text(stopped.partial) if args.json else format_adapters_table(stopped.partial), flush=True)
+        exit_interrupted("Ctrl-C: benchmark stopped; the rounds it had finished are above")
+    except KeyboardInterrupt:
+        exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
+    print(json_text(report) if args.json else format_adapters_table(report))
     return 0
 
 

@@ -1079,7 +1079,81 @@ def test_bench_ctrl_c_in_the_first_round_reports_nothing(monkeypatch, capsys):
     assert err == "Ctrl-C: benchmark stopped before the first round finished, nothing to report"
 
 
+def test_bench_adapters_reports_each_installed_door_s_rate_and_its_share_of_the_vector_env_s(capsys):
+    from spoilfive_integrations import bench
+
+    assert bench.main([*BENCH_TINY[:-2], "--rounds", "2", "--opponents", "greedy", "--adapters", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    present, skipped = bench.installed_adapters()
+    assert list(report["adapters"]) == present and report["skipped"] == skipped and present
+    assert report["adapters"]["sb3"] == "SpoilFiveSB3VecEnv" and report["rounds"] == 2
+    for name in present:
+        rates = np.array(report["adapter_steps_per_second"][name])
+        assert len(rates) == 2 and (rates > 0).all()
+        np.testing.assert_allclose(report["share_of_vector_per_round"][name],
+                                   rates / np.array(report["vector_steps_per_second"]))
+        assert report["median_share_of_vector"][name] == pytest.approx(
+            np.median(report["share_of_vector_per_round"][name]))
+    assert bench.main([*BENCH_TINY[:-2], "--rounds", "1", "--adapters"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("Learner steps per second, 4 players against 'spoiler', 8 games, 1 alternated round")
+    assert table[-2].split()[0] == "1" and table[-1].split()[0] == "median" and len(table[-1].split()) == 2 + 2 * len(
+        present)
+
+
+@pytest.mark.parametrize("door", ["sb3", "tianshou", "rllib"])
+def test_bench_adapters_count_a_learner_step_for_every_game_asked_and_play_only_legal_actions(door, monkeypatch):
+    """Each door made as the benchmark makes it refuses an illegal action, so a run of many hands shows that the
+    actions come from the current masks, those of restarted games included; the count is that of the learner's
+    decisions (RLlib: of the games asked, fewer as games end; its reset step counts none)."""
+    from spoilfive_integrations import bench
+
+    module, _, make, measure = bench.ADAPTERS[door]
+    pytest.importorskip(module)
+    env = make(6, 3, "random", 0)
+    assert getattr(env, "illegal_action", getattr(getattr(env, "batch", None), "illegal_action", None)) == "raise"
+    decisions = []
+    if door == "rllib":
+        step = env.step
+
+        def counted(actions):
+            decisions.append(len(actions))
+            return step(actions)
+
+        env.step = counted
+    fake_clock(monkeypatch, bench)
+    rate = measure(env, 120.5, np.random.default_rng(0))  # 120 loop turns, 121 clock ticks
+    if door == "rllib":
+        assert len(decisions) < 120 and min(decisions) < 6  # resets took turns; ended games were not asked
+        assert rate * 121 == pytest.approx(sum(decisions))
+    else:
+        assert rate * 121 == pytest.approx(6 * 120)
+
+
+def test_bench_adapters_ctrl_c_keeps_the_rounds_finished(monkeypatch, capsys):
+    from spoilfive_integrations import bench
+
+    turns = []
+
+    def measure(env, seconds, rng):
+        turns.append(seconds)
+        if len(turns) == 3:  # the second round's VectorEnv
+            raise KeyboardInterrupt
+        return 1000.0 * len(turns)
+
+    monkeypatch.setattr(bench, "bench_vector", measure)
+    monkeypatch.setattr(bench, "ADAPTERS", {"sb3": (*bench.ADAPTERS["sb3"][:3], measure)})
+    status = exit_status(bench.main, [*BENCH_TINY, "--adapters", "--json"])
+    captured = capsys.readouterr()
+    assert status == 130 and captured.err.strip() == "Ctrl-C: benchmark stopped; the rounds it had finished are above"
+    report = json.loads(captured.out)
+    assert report["rounds"] == 1 and report["vector_steps_per_second"] == [1000.0]
+    assert report["share_of_vector_per_round"] == {"sb3": [2.0]} and report["interrupted"] is True
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["--adapters", "--autoreset-mode", "SameStep"], "--autoreset-mode SameStep is not allowed with --adapters"),
+    (["--adapters", "--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--players", "11"], "--players: '11' is not allowed: Spoil Five takes 2 to 10 players"),
     (["--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--num-envs", "0"], "--num-envs: '0' is not allowed"),

@@ -126,14 +126,17 @@ def bench_rllib(env, seconds: float, rng: np.random.Generator) -> float:
     """Learner steps per second of the RLlib env of one learning seat a game: each step acts for every game still
     playing, and ``reset()`` deals every game anew when the last has ended."""
     observations, _ = env.reset()
+    episode_over = False
     steps = 0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        if not observations:
+        if episode_over:  # (the last step observes every agent once more, asking nothing)
             observations, _ = env.reset()
+            episode_over = False
             continue
         actions = random_legal(np.stack([view["action_mask"] for view in observations.values()]), rng)
-        observations, *_ = env.step(dict(zip(observations, actions.tolist())))
+        observations, _, terminated, _, _ = env.step(dict(zip(observations, actions.tolist())))
+        episode_over = terminated["__all__"]
         steps += len(actions)
     return steps / elapsed
 

@@ -91,11 +91,12 @@ SHARED_POLICY = "shared"
 DEFAULT_HIDDEN = (256, 256)
 CONFIG_KEYS = ("num_games", "num_players", "mode", "reward", "illegal_action", "seed")
 """The env's own keys of ``env_config``, besides the rules options."""
-RLLIB_MEMORY = (14_500, 400)
+RLLIB_MEMORY = (14_500, 400 + 4 * OBS_DIM)
 """Bytes a game and bytes a seat that :class:`SpoilFiveMultiAgentEnv` really uses at its peak (the agent
 ids and the dicts of each step add a seat's share), measured as
 :data:`~spoilfive_integrations.vector.VECTOR_MEMORY` is, with the first legal action for every seat
-asked (14,856 and 17,781 bytes a game at 2 and 10 players), rounded up."""
+asked (14,856 and 17,781 bytes a game at 2 and 10 players), rounded up; and the last step's observation of
+every seat (:func:`final_observations`), 4 bytes a float, a seat's share again."""
 
 
 def agent_id(game: int, seat: int) -> str:
@@ -107,11 +108,22 @@ def episode_end(agents: list[str], all_done: bool) -> dict:
     """A step's ``terminated`` dict: every agent at the episode's end, none before.
 
     A game that ends before the others waits: its agents are asked nothing more (no observation) and are
-    terminated with the episode. Terminating them as their game ends is what RLlib before 2.58 cannot take: an agent
-    terminated at the last step of a sample, while the episode goes on, fails the next sample with ``KeyError:
-    <agent id>`` (ray-project/ray#61602). Waiting changes nothing that PPO learns: an agent's reward still comes with
-    the step that ends its hand (RLlib adds it to that agent's last action), and no observation follows it."""
+    terminated with the episode, each with a last observation (:func:`final_observations`). Terminating them as
+    their game ends is what RLlib before 2.58 cannot take: an agent terminated at the last step of a sample, while
+    the episode goes on, fails the next sample with ``KeyError: <agent id>`` (ray-project/ray#61602)."""
     return {**dict.fromkeys(agents, True), "__all__": True} if all_done else {"__all__": False}
+
+
+def final_observations(agents: list[str], observations: np.ndarray) -> dict:
+    """The observations of the step that ends the episode: one for every agent (``observations``, in the order of
+    ``agents``), each with an all-ones mask, a finished game's (nothing is asked of it).
+
+    RLlib records an agent's last transition only when its termination comes with an observation. Without one,
+    an agent whose game ended before a sample's boundary lost its last action and its hand's reward in the
+    sample after it: it had only a lookback observation there (ray-project/ray#44677; with the example's
+    defaults, 4% of the seat episodes of a sample lost their reward so, on Ray 2.60 and 2.49 alike)."""
+    ones = np.ones(NUM_ACTIONS, np.int8)
+    return {aid: {"observation": observation, "action_mask": ones} for aid, observation in zip(agents, observations)}
 
 
 def checked_action_dict(action_dict: Mapping, index: Mapping[str, int], illegal_action: str, ids: str,
@@ -256,8 +268,12 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
         rewarded = np.union1d(np.union1d(rows, ended_rows), np.flatnonzero(flat))
         reward_dict = dict(zip(self._ids[rewarded].tolist(), flat[rewarded].tolist()))
         terminated = episode_end(self.possible_agents, all_done)
-        still_playing = ~(self.core.done | self._forfeited)
-        return self._observations(still_playing), reward_dict, terminated, {"__all__": False}, {}
+        if all_done:
+            every_seat = np.stack([self.core.observe(np.full(B, seat)) for seat in range(n)], axis=1)
+            observations = final_observations(self.possible_agents, every_seat.reshape(B * n, -1))
+        else:
+            observations = self._observations(~(self.core.done | self._forfeited))
+        return observations, reward_dict, terminated, {"__all__": False}, {}
 
     def _observations(self, games_mask: np.ndarray) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""
@@ -377,8 +393,9 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
         rewards, _, illegal = batch.step_games(games, chosen)
         self.illegal_actions += int(illegal.sum())
         reward_dict = dict(zip(self._ids[games].tolist(), rewards[games].tolist()))
-        return (self._observations(), reward_dict, episode_end(self.possible_agents, bool(batch.over.all())),
-                {"__all__": False}, {})
+        all_done = bool(batch.over.all())
+        observations = final_observations(self.possible_agents, batch.observe()) if all_done else self._observations()
+        return observations, reward_dict, episode_end(self.possible_agents, all_done), {"__all__": False}, {}
 
     def _observations(self) -> dict:
         """``{agent id: {"observation", "action_mask"}}`` of the learning seat of every game still playing."""

@@ -692,7 +692,8 @@ def test_the_rllib_opponents_env_refuses_bad_actions_and_agent_ids_in_its_own_wo
     else:  # an illegal action, or one out of the table, ends that game's hand with the penalty
         observations, rewards, terminated, _, _ = env.step({"g0": np.uint64(2**64 - 1), "g1": 107})
         assert rewards["g0"] < 0 and rewards["g1"] < 0 and terminated == {"g0": True, "g1": True, "__all__": True}
-        assert env.illegal_actions == 2 and observations == {}
+        assert env.illegal_actions == 2 and sorted(observations) == ["g0", "g1"]  # each one's last view, asking
+        assert all(view["action_mask"].all() for view in observations.values())  # nothing
 
 
 @pytest.mark.parametrize("config, says", [

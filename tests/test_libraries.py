@@ -289,6 +289,19 @@ def dealt(observations) -> dict:
     return {aid: view["observation"].tolist() for aid, view in observations.items()}
 
 
+def assert_every_agent_observed_at_the_end(env, observations):
+    """The episode's last step observes every agent once more, asking nothing: each one's own final view of its
+    game, with an all-ones mask (``rllib.final_observations``)."""
+    assert sorted(observations) == sorted(env.possible_agents)
+    for aid, view in observations.items():
+        if hasattr(env, "batch"):  # one learning seat a game, "g<game>"
+            game, seat = int(aid[1:]), int(env.batch.seat[int(aid[1:])])
+        else:
+            game, seat = (int(part[1:]) for part in aid.split("_"))
+        np.testing.assert_array_equal(view["observation"], env.core.observe(np.full(env.num_games, seat))[game])
+        assert view["action_mask"].dtype == np.int8 and view["action_mask"].all()
+
+
 def test_rllib_env_gives_each_seat_its_hand_reward_and_observes_only_the_seat_to_act():
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
@@ -447,11 +460,12 @@ def test_rllib_forfeits_are_counted_per_offender_and_last_until_the_next_reset()
     while not terminated["__all__"]:
         assert {aid.split("_")[0] for aid in observations} == {"g3"}  # the earlier forfeits too stay out
         observations, _, terminated, _, _ = env.step(legal_actions(observations, rng))
-    assert observations == {}
+    assert_every_agent_observed_at_the_end(env, observations)
 
     observations, _ = env.reset()
     observations, _, terminated, _, _ = env.step({aid: illegal_action(view) for aid, view in observations.items()})
-    assert env.illegal_actions == 7 and terminated["__all__"] and observations == {}
+    assert env.illegal_actions == 7 and terminated["__all__"]
+    assert_every_agent_observed_at_the_end(env, observations)
 
     observations, _ = env.reset()
     assert len(observations) == 4
@@ -469,14 +483,16 @@ def test_rllib_observations_are_those_of_the_seat_to_act_in_their_own_game():
     offender = min(observations)  # game 0 forfeits: the games still asked are 1-5, not the first five rows
     observations, *_ = env.step({offender: illegal_action(observations[offender])})
     rng = np.random.default_rng(2)
-    while observations:
+    terminated = {"__all__": False}
+    while not terminated["__all__"]:
         views, masks = env.core.observe(), env.core.legal_mask()
         for aid, view in observations.items():
             game, seat = (int(part[1:]) for part in aid.split("_"))
             assert game != 0 and seat == env.core.current_player[game]
             assert np.array_equal(view["observation"], views[game])
             assert np.array_equal(view["action_mask"], masks[game].astype(np.int8))
-        observations, *_ = env.step(legal_actions(observations, rng))
+        observations, _, terminated, _, _ = env.step(legal_actions(observations, rng))
+    assert_every_agent_observed_at_the_end(env, observations)
 
 
 def test_rllib_module_gives_illegal_actions_no_chance_and_its_policy_agent_plays_its_weights():
@@ -604,9 +620,16 @@ def test_rllib_opponents_env_gives_what_the_plain_vector_env_gives(players, oppo
             if illegal_action == "penalty":
                 penalised += int((plain_infos["penalty"] & playing).sum())
             paid_inside |= bool((plain_rewards[playing & ~plain_terminated] != 0).any())
+            ended_now = playing & plain_terminated
             playing &= ~plain_terminated
-            # A game that ended is no longer observed; every agent is terminated with the last (rllib.episode_end).
-            assert sorted(observations) == [f"g{game}" for game in np.flatnonzero(playing)]
+            # A game that ended is no longer observed until the last ends; then every agent is, and every agent is
+            # terminated (rllib.episode_end): the last games' final views are the plain env's.
+            if playing.any():
+                assert sorted(observations) == [f"g{game}" for game in np.flatnonzero(playing)]
+            else:
+                assert_every_agent_observed_at_the_end(env, observations)
+                for game in np.flatnonzero(ended_now):
+                    np.testing.assert_array_equal(observations[f"g{game}"]["observation"], plain_observations[game])
             assert terminated == ({**dict.fromkeys(env.possible_agents, True), "__all__": True} if not playing.any()
                                   else {"__all__": False}) and truncated == {"__all__": False}
             steps += 1
@@ -617,7 +640,7 @@ def test_rllib_opponents_env_gives_what_the_plain_vector_env_gives(players, oppo
         if mode == "game":
             assert steps >= 10 and paid_inside
             continue
-        assert observations == {} and steps >= 3
+        assert steps >= 3
         assert env.illegal_actions - counted == penalised
         assert (penalised > 0) == (illegal_action == "penalty")
 
@@ -638,14 +661,18 @@ def test_rllib_opponents_env_asks_only_the_games_it_is_given_and_each_ended_game
     for aid in ("g1", "g3"):
         assert not np.array_equal(observations[aid]["observation"], before[aid])
     ends = []
-    while observations:
+    while not terminated["__all__"]:
         asked = set(observations)
         observations, rewards, terminated, _, _ = env.step(
             {aid: int(random_legal(rng, view["action_mask"])) for aid, view in observations.items()})
-        assert set(rewards) == asked and set(observations) <= asked
-        ends += sorted(asked - set(observations))
-        assert terminated == ({"g0": True, "g1": True, "g2": True, "g3": True, "__all__": True} if not observations
-                              else {"__all__": False})
+        assert set(rewards) == asked
+        if terminated["__all__"]:  # the games asked last end now, and every agent is observed once more
+            ends += sorted(asked)
+            assert terminated == {"g0": True, "g1": True, "g2": True, "g3": True, "__all__": True}
+            assert_every_agent_observed_at_the_end(env, observations)
+        else:
+            assert set(observations) <= asked and terminated == {"__all__": False}
+            ends += sorted(asked - set(observations))
     assert sorted(ends) == ["g0", "g1", "g2", "g3"]
     holders = env.core.holder.copy()
     with pytest.raises(ValueError, match=r"actions for agents whose game ended: \['g2'\]"):
@@ -717,6 +744,72 @@ def test_one_rllib_ppo_iteration_of_the_example_s_opponents_route_learns_one_sea
         assert env.batch.lineup.agents == [snapshot]
         algo.train()  # against the snapshot
         assert env.illegal_actions == after_check
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.parametrize("route, games, decisions", [("opponents", 8, 40), ("batched", 4, 10)])
+def test_rllib_keeps_every_agent_s_reward_and_end_across_the_samples_that_cut_an_episode(route, games, decisions):
+    """RLlib's own runner, sampling a few decisions at a time, so that most episodes are cut into chunks: over each
+    episode's chunks every agent holds exactly the rewards the env gave it, and its last chunk ends terminated. That
+    includes the agents whose game ended before a cut (asked nothing after it): RLlib loses their last transition
+    and its reward unless the episode's last step observes them (``rllib.final_observations``)."""
+    import collections
+
+    import ray
+
+    from spoilfive_integrations import rllib
+
+    example = load_example("rllib_ppo")
+    base = rllib.SpoilFiveAgainstOpponentsEnv if route == "opponents" else rllib.SpoilFiveMultiAgentEnv
+
+    class Logged(base):  # each episode's rewards per agent, and the step of each agent's last action
+        def reset(self, *, seed=None, options=None):
+            observations, _ = super().reset(seed=seed, options=options)
+            self.log = [*getattr(self, "log", []), (collections.Counter(), {}, [0])]
+            return observations, {aid: {"episode": len(self.log) - 1} for aid in observations}
+
+        def step(self, action_dict):
+            observations, rewards, terminated, truncated, _ = super().step(action_dict)
+            totals, last_action, steps = self.log[-1]
+            totals.update(rewards)
+            last_action.update(dict.fromkeys(action_dict, steps[0]))
+            steps[0] += 1
+            return (observations, rewards, terminated, truncated,
+                    {aid: {"episode": len(self.log) - 1} for aid in observations})
+
+    Logged.__name__ = base.__name__
+    setattr(example, base.__name__, Logged)
+    args = example.parse_args(["--route", route, "--num-games", str(games), "--num-players", "3", "--batch-size",
+                               "512", "--minibatch-size", "128", "--epochs", "1", "--hidden", "16", "16"])
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = example.build_config(args).build_algo()
+        runner = algo.env_runner
+        env = runner.env.unwrapped
+        env = getattr(env, "envs", [env])[0].unwrapped
+        chunks = collections.defaultdict(list)
+        for _ in range(40):
+            for part in runner.sample(num_timesteps=decisions, random_actions=False):
+                chunks[part.id_].append(part)
+        checked = ended_before_a_cut = 0
+        for parts in chunks.values():
+            parts.sort(key=lambda part: part.env_t_started)
+            first = parts[0]
+            if first.env_t_started != 0 or not parts[-1].is_done:
+                continue  # begun before the first call, or not finished: not all of it is here
+            tags = {info.get("episode") for part in parts for sa in part.agent_episodes.values()
+                    for info in sa.get_infos()}
+            (episode,) = tags - {None}  # every chunk of the episode tagged alike
+            totals, last_action, _ = env.log[episode]
+            for aid in last_action:
+                held = [part.agent_episodes[aid] for part in parts if aid in part.agent_episodes]
+                assert sum(float(sum(sa.get_rewards())) for sa in held) == pytest.approx(totals[aid])
+                assert held[-1].is_terminated and not any(sa.is_terminated for sa in held[:-1])
+                ended_before_a_cut += last_action[aid] < parts[-1].env_t_started
+            checked += 1
+        assert checked >= 5 and ended_before_a_cut > 0  # the case RLlib lost without the last observations
         algo.stop()
     finally:
         ray.shutdown()

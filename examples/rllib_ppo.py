@@ -274,7 +274,8 @@ def train_and_evaluate(args: argparse.Namespace) -> None:
 
 
 def seat_snapshot(algo, snapshot) -> None:
-    """Seat ``snapshot`` (an agent) as the opponents in the env of every environment runner, the driver's too."""
+    """Seat ``snapshot`` (an agent) as the opponents in the env of every environment runner that has one (the
+    driver's runner has none when remote runners sample)."""
     def seat(runner):
         env = runner.env  # a vector of envs in later Rays (``envs``), one env in earlier ones
         if env is None:  # the driver's runner, when remote runners sample

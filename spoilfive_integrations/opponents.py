@@ -78,6 +78,14 @@ class Lineup:
         return checked_actions(f"opponent {self.specs[index]!r}", chosen, masks, games)
 
 
+def reseed_named(lineup: Lineup, seed: int) -> None:
+    """Restart the streams of the agents of ``lineup`` that were made from a name or a path (not objects, whose
+    generators are their owner's) from ``seed``, as :meth:`Lineup.reseed` does for them."""
+    for index, (agent, spec) in enumerate(zip(lineup.agents, lineup.specs)):
+        if spec is not agent and hasattr(agent, "reseed"):
+            agent.reseed(agent_seed(seed, index))
+
+
 def agent_seed(seed: int, index: int) -> int:
     """Seed of the ``index``-th distinct opponent for an env seeded with ``seed``."""
     return stream_seed(seed, _OPPONENT_STREAM, index)

@@ -75,7 +75,6 @@ from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
 from spoilfive_env.rules import is_integer, make_rules
 
-from .opponents import resolve_opponents
 from .vector import (
     ILLEGAL_ACTION_MODES,
     LearnerBatch,
@@ -409,7 +408,7 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
 
     def set_opponents(self, opponents) -> None:
         """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game (self-play)."""
-        self.batch.lineup = resolve_opponents(opponents, self.rules)
+        self.batch.set_opponents(opponents)
 
 
 def shared_policy(agent_id, episode=None, **kwargs) -> str:

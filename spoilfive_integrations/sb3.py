@@ -51,7 +51,6 @@ from agents.policy import checked_greedy, checked_name, legal_choice, torch_thre
 from spoilfive_env.actions import NUM_ACTIONS
 from spoilfive_env.rules import is_integer
 
-from .opponents import resolve_opponents
 from .vector import (
     LearnerBatch,
     LearnerBatchView,
@@ -170,7 +169,7 @@ class SpoilFiveSB3VecEnv(LearnerBatchView, VecEnv):
     def set_opponents(self, opponents) -> None:
         """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game (one
         lineup serves the whole batch, so ``env_method`` refuses it for some games only)."""
-        self.batch.lineup = resolve_opponents(opponents, self.batch.rules)
+        self.batch.set_opponents(opponents)
 
     def close(self) -> None:
         pass

@@ -77,7 +77,6 @@ from spoilfive_env.actions import NUM_ACTIONS, action_array
 from spoilfive_env.env import render_table
 from spoilfive_env.rules import is_integer
 
-from .opponents import resolve_opponents
 from .vector import (
     LearnerBatch,
     LearnerBatchView,
@@ -323,7 +322,7 @@ class SpoilFiveTianshouVectorEnv(LearnerBatchView, BaseVectorEnv):
 
     def set_opponents(self, opponents) -> None:
         """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game."""
-        self.batch.lineup = resolve_opponents(opponents, self.batch.rules)
+        self.batch.set_opponents(opponents)
 
     def render(self, **kwargs) -> list[str]:
         """One text table per game, seen from its learning seat."""

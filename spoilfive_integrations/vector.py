@@ -64,16 +64,18 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from agents.base import stream_seed
 from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str, allowed
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, check_fits_in_memory, checked_seed
 from spoilfive_env.env import render_table
 from spoilfive_env.observation import observation_bounds
 from spoilfive_env.rules import Rules, is_integer, make_rules
 
-from .opponents import resolve_opponents
+from .opponents import reseed_named, resolve_opponents
 
 ILLEGAL_ACTION_MODES = ("raise", "penalty")
 _CORE_STREAM = 0xC02E
+_NEW_OPPONENTS_STREAM = 0x5E7
 VECTOR_MEMORY = (22_000, 150)
 """Bytes a game and bytes a seat that :class:`SpoilFiveVectorEnv` really uses at its peak: the core's
 state, its buffers and each step's temporaries, several times the core's own estimate. Measured as
@@ -182,6 +184,8 @@ class LearnerBatch:
         self.over = np.ones(B, bool)  # episode ended (or never started): nothing to decide
         self.failure: str | None = None  # why the last step stopped half-way, until every game restarts
         self._all = np.arange(B)
+        self._seed: int | None = None  # the last seed, whose streams new opponents made from names draw from
+        self._lineups_seated = 0
 
     @property
     def num_players(self) -> int:
@@ -192,6 +196,19 @@ class LearnerBatch:
         a reseed that fails leaves the deals' generator as it was)."""
         self.lineup.reseed(seed)
         self.core.rng = np.random.default_rng(core_seed(seed))
+        self._seed, self._lineups_seated = int(seed), 0
+
+    def set_opponents(self, opponents) -> None:
+        """Seat new opponents (any ``opponents`` spec) from the next decision on, in every game.
+
+        After a seed, the agents made from names or paths draw from a stream of that seed (the k-th new lineup
+        since it, a stream of its own), so a seeded run that changes its opponents repeats; agent objects keep
+        their own generators. A spec that does not load is refused, and the opponents stay."""
+        lineup = resolve_opponents(opponents, self.rules)
+        if self._seed is not None:
+            reseed_named(lineup, stream_seed(self._seed, _NEW_OPPONENTS_STREAM, self._lineups_seated + 1))
+            self._lineups_seated += 1
+        self.lineup = lineup
 
     def start(self, where: np.ndarray, seat_rng: np.random.Generator, *, play: bool = True, **deal) -> None:
         """New episodes in the games ``where`` (bool ``(B,)``): seats, deals, and (``play``) the

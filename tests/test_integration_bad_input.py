@@ -706,9 +706,11 @@ def test_the_rllib_opponents_env_refuses_bad_actions_and_agent_ids_in_its_own_wo
     ({"opponents": ["random"]}, "opponents has 1 entries: a table of 3 players needs one spec for every other seat"),
     ({"seat": 3}, r"seat=3 is not allowed: give a seat 0-2, or None to draw it at each reset"),
     ({"illegal_action": "skip"}, "illegal_action='skip' is not allowed: choose 'raise' or 'penalty'"),
-    ({"mode": "match"}, "mode"),
-    ({"num_players": 11}, "num_players"),
-], ids=["num_envs", "render_mode", "games", "no_games", "opponent", "lineup", "seat", "illegal", "mode", "players"])
+    ({"mode": "match"}, "mode='match' is not allowed: choose one of hand, game"),
+    ({"reward": "x"}, "reward='x' is not allowed: choose one of equity, chips"),
+    ({"num_players": 11}, r"num_players=11 is not allowed: Spoil Five takes 2 to 10 players"),
+], ids=["num_envs", "render_mode", "games", "no_games", "opponent", "lineup", "seat", "illegal", "mode", "reward",
+        "players"])
 def test_the_rllib_opponents_env_names_what_its_config_takes(config, says):
     with pytest.raises(ValueError, match=says):
         against_opponents(**config)

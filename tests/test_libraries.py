@@ -714,6 +714,41 @@ def test_rllib_opponents_env_defaults_are_the_documented_ones_and_it_seats_new_o
     assert [agent.name for agent in env.batch.lineup.agents] == ["random", "greedy"]
 
 
+def test_new_opponents_made_from_names_repeat_after_a_seed_and_objects_keep_their_own_streams():
+    """``set_opponents("random")`` after a seeded reset gives the same moves in two envs seeded alike (the new
+    ``random`` draws from a stream of the seed, the k-th new lineup a stream of its own), and other moves after
+    another seed; an agent object seated so keeps its generator as it is; a spec that does not load is refused,
+    and the opponents stay."""
+    def run(seed, changes):
+        env = against_opponents(8, opponents="greedy", illegal_action="raise")
+        observations, _ = env.reset(seed=seed)
+        rng, seen = np.random.default_rng(0), []
+        for opponents in changes:
+            env.set_opponents(opponents)
+            observations, rewards, *_ = env.step(
+                {aid: int(random_legal(rng, view["action_mask"])) for aid, view in observations.items()})
+            seen.append((dealt(observations), rewards))
+        return seen
+
+    assert run(5, ["random", "random"]) == run(5, ["random", "random"]) != run(6, ["random", "random"])
+    env = against_opponents(2, seed=1)
+    env.reset()
+    fresh = []
+    for _ in range(2):
+        env.set_opponents("random")
+        fresh.append(env.batch.lineup.agents[0].rng.bit_generator.state)
+    assert fresh[0] != fresh[1]  # the second new lineup draws from a stream of its own, not the first's again
+    own = load_agent("random", seed=3)
+    state = own.rng.bit_generator.state
+    env = against_opponents(2, seed=1)
+    env.reset()
+    env.set_opponents(own)
+    assert env.batch.lineup.agents == [own] and own.rng.bit_generator.state == state
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        env.set_opponents("nobody")
+    assert env.batch.lineup.agents == [own]
+
+
 def rllib_example_algo(example, argv):
     """The example's PPO, built on a local Ray of one CPU (the caller shuts Ray down)."""
     import ray

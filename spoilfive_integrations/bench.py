@@ -364,14 +364,21 @@ def main(argv=None) -> int:
         envs = make_envs(args.num_envs, args.players, args.opponents, args.autoreset_mode)
     except ValueError as error:  # a bad opponent
         parser.error(str(error))
+    return print_report(lambda: run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed,
+                                    envs=envs), format_table, args.json)
+
+
+def print_report(measure, show, as_json: bool) -> int:
+    """Print the report of ``measure()`` as JSON or as ``show`` makes it a table; after Ctrl-C, the rounds it had
+    finished (they are not thrown away), and exit 130."""
     try:
-        report = run(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed, envs=envs)
-    except BenchInterrupted as stopped:  # the rounds finished are not thrown away
-        print(json_text(stopped.partial) if args.json else format_table(stopped.partial), flush=True)
+        report = measure()
+    except BenchInterrupted as stopped:
+        print(json_text(stopped.partial) if as_json else show(stopped.partial), flush=True)
         exit_interrupted("Ctrl-C: benchmark stopped; the rounds it had finished are above")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
-    print(json_text(report) if args.json else format_table(report))
+    print(json_text(report) if as_json else show(report))
     return 0
 
 
@@ -388,15 +395,8 @@ def main_adapters(parser: ArgumentParser, args) -> int:
         SpoilFiveVectorEnv(1, num_players=args.players, opponents=args.opponents)  # a bad opponent, before any work
     except ValueError as error:
         parser.error(str(error))
-    try:
-        report = run_adapters(args.num_envs, args.players, args.opponents, args.seconds, args.rounds, args.seed)
-    except BenchInterrupted as stopped:
-        print(json_text(stopped.partial) if args.json else format_adapters_table(stopped.partial), flush=True)
-        exit_interrupted("Ctrl-C: benchmark stopped; the rounds it had finished are above")
-    except KeyboardInterrupt:
-        exit_interrupted("Ctrl-C: benchmark stopped before the first round finished, nothing to report")
-    print(json_text(report) if args.json else format_adapters_table(report))
-    return 0
+    return print_report(lambda: run_adapters(args.num_envs, args.players, args.opponents, args.seconds, args.rounds,
+                                             args.seed), format_adapters_table, args.json)
 
 
 if __name__ == "__main__":

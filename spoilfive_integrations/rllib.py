@@ -152,7 +152,53 @@ def checked_action_dict(action_dict: Mapping, index: Mapping[str, int], illegal_
     return rows, chosen
 
 
-class SpoilFiveMultiAgentEnv(MultiAgentEnv):
+class CoreBatchMultiAgentEnv(MultiAgentEnv):
+    """What the two RLlib envs of one core batch share: their ``env_config`` read and checked, and their agents
+    declared with their spaces."""
+
+    illegal_actions: int
+    """Penalised actions since construction (RLlib's pre-check makes some)."""
+
+    @staticmethod
+    def read_config(config, own: tuple[str, ...], env_name: str,
+                    hints: Mapping[str, str]) -> tuple[dict, int, int | None]:
+        """RLlib's ``env_config`` (a dict or ``EnvContext``) checked: ``(the other options, num_games, seed)``, the
+        seed plus the env runner's ``worker_index``; an unknown key refused naming ``own`` keys and the rules
+        options (``hints``: a sentence for a key that belongs elsewhere)."""
+        if config is not None and not isinstance(config, Mapping):
+            raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
+        options = dict(config or {})
+        check_env_keywords({key: value for key, value in options.items() if key not in own}, env_name, own, hints)
+        num_games = options.pop("num_games", 64)
+        if not is_integer(num_games) or num_games < 1:
+            raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
+        seed = checked_seed(options.pop("seed", None))
+        if seed is not None:
+            seed += int(getattr(config, "worker_index", 0))
+        return options, int(num_games), seed
+
+    def declare_agents(self, ids: list[str], num_players: int) -> None:
+        """``ids`` as the env's agents (``possible_agents``, each one's row in :attr:`_index`), each observing the AEC
+        env's dict at a table of ``num_players`` and choosing one of the action ids."""
+        self._ids = np.array(ids, dtype=object)
+        self._index = {aid: row for row, aid in enumerate(ids)}
+        self.possible_agents = list(ids)
+        self.agents = self.possible_agents[:]
+        space = raw_env(num_players=num_players).observation_space("player_0")
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
+        self.illegal_actions = 0
+        self._started = False  # reset() has dealt
+
+    def check_step(self, action_dict) -> None:
+        """A ``ValueError`` for a step before the first reset, or one whose actions are not a dict."""
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() to deal the first hands")
+        if not isinstance(action_dict, Mapping):
+            raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
+
+
+class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
     """``num_games`` Spoil Five games on one core, as one RLlib ``MultiAgentEnv``.
 
     Args:
@@ -168,48 +214,28 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
 
     def __init__(self, config: dict | None = None):
         super().__init__()
-        if config is not None and not isinstance(config, Mapping):
-            raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
-        options = dict(config or {})
-        check_env_keywords({key: value for key, value in options.items() if key not in CONFIG_KEYS},
-                           "SpoilFiveMultiAgentEnv", CONFIG_KEYS,
-                           {"num_envs": "the number of games is num_games",
-                            "opponents": "RLlib's policies play every seat here (policy_mapping_fn)",
-                            "seat": "RLlib's policies play every seat here (policy_mapping_fn)",
-                            "render_mode": "this env does not render"})
-        num_games = options.pop("num_games", 64)
+        options, num_games, seed = self.read_config(
+            config, CONFIG_KEYS, "SpoilFiveMultiAgentEnv",
+            {"num_envs": "the number of games is num_games",
+             "opponents": "RLlib's policies play every seat here (policy_mapping_fn)",
+             "seat": "RLlib's policies play every seat here (policy_mapping_fn)",
+             "render_mode": "this env does not render"})
         num_players = options.pop("num_players", 4)
         mode = options.pop("mode", "hand")
         reward = options.pop("reward", "equity")
         illegal_action = options.pop("illegal_action", "penalty")
-        seed = options.pop("seed", None)
-        if not is_integer(num_games) or num_games < 1:
-            raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
         # (mode and reward: SpoilFiveCore checks them)
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
                              f"{', '.join(ILLEGAL_ACTION_MODES)}")
-        seed = checked_seed(seed)
-        worker_index = getattr(config, "worker_index", 0)
-        if seed is not None:
-            seed += int(worker_index)
         self.rules = make_rules(num_players=num_players, **options)
         self.illegal_action = illegal_action
-        self.num_games = B = int(num_games)
+        self.num_games = B = num_games
         self.num_players = n = self.rules.num_players
         check_env_fits_in_memory(B, n, "num_games", RLLIB_MEMORY)
         self.core = SpoilFiveCore(B, rules=self.rules, mode=mode, reward=reward, seed=seed, deal=False)
-
-        self._ids = np.array([agent_id(g, s) for g in range(B) for s in range(n)], dtype=object)
-        self._index = {aid: i for i, aid in enumerate(self._ids)}
-        self.possible_agents = self._ids.tolist()
-        self.agents = self.possible_agents[:]
-        space = raw_env(num_players=n).observation_space("player_0")
-        self.observation_spaces = {aid: space for aid in self.possible_agents}
-        self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
+        self.declare_agents([agent_id(g, s) for g in range(B) for s in range(n)], n)
         self._forfeited = np.zeros(B, bool)
-        self.illegal_actions = 0  # penalised actions since construction (RLlib's pre-check makes some)
-        self._started = False  # reset() has dealt
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -225,10 +251,7 @@ class SpoilFiveMultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: dict):
         """Apply the actions of the seats that were asked to act (at most one per game)."""
-        if not self._started:
-            raise ValueError("step() before reset(): call reset() to deal the first hands")
-        if not isinstance(action_dict, Mapping):
-            raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
+        self.check_step(action_dict)
         B, n = self.num_games, self.num_players
         rows, chosen = checked_action_dict(action_dict, self._index, self.illegal_action, f"'g<game>_p<seat>', "
                                            f"games 0-{self.num_games - 1}, seats 0-{self.num_players - 1}")
@@ -295,7 +318,7 @@ def game_agent_id(game: int) -> str:
     return f"g{game}"
 
 
-class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
+class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
     """``num_games`` games of one core batch, one learning seat each against named opponents, as one RLlib
     ``MultiAgentEnv``.
 
@@ -324,20 +347,9 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
 
     def __init__(self, config: dict | None = None):
         super().__init__()
-        name = type(self).__name__
-        if config is not None and not isinstance(config, Mapping):
-            raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
-        options = dict(config or {})
-        check_env_keywords({key: value for key, value in options.items() if key not in OPPONENTS_CONFIG_KEYS},
-                           name, OPPONENTS_CONFIG_KEYS,
-                           {"num_envs": "the number of games is num_games",
-                            "render_mode": "this env does not render"})
-        num_games = options.pop("num_games", 64)
-        if not is_integer(num_games) or num_games < 1:
-            raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
-        seed = checked_seed(options.pop("seed", None))
-        if seed is not None:
-            seed += int(getattr(config, "worker_index", 0))
+        options, num_games, seed = self.read_config(config, OPPONENTS_CONFIG_KEYS, type(self).__name__,
+                                                    {"num_envs": "the number of games is num_games",
+                                                     "render_mode": "this env does not render"})
         own = {key: options.pop(key) for key in ("opponents", "seat", "illegal_action", "mode", "reward")
                if key in options}
         num_players = make_rules(num_players=options.pop("num_players", 4), **options).num_players
@@ -346,21 +358,12 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
             "opponents": "spoiler", "illegal_action": "penalty", **own, **options})
         self.rules = self.batch.rules
         self.illegal_action = self.batch.illegal_action
-        self.num_games = B = self.batch.num_envs
+        self.num_games = self.batch.num_envs
         self.num_players = self.rules.num_players
         if seed is not None:
             self.batch.seed(seed)
         self._seat_rng = np.random.default_rng(seed)
-
-        self._ids = np.array([game_agent_id(g) for g in range(B)], dtype=object)
-        self._index = {aid: g for g, aid in enumerate(self._ids)}
-        self.possible_agents = self._ids.tolist()
-        self.agents = self.possible_agents[:]
-        space = raw_env(num_players=self.num_players).observation_space("player_0")
-        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {aid: gymnasium.spaces.Discrete(NUM_ACTIONS) for aid in self.possible_agents}
-        self.illegal_actions = 0  # penalised actions since construction (RLlib's pre-check makes some)
-        self._started = False  # reset() has dealt
+        self.declare_agents([game_agent_id(g) for g in range(self.num_games)], self.num_players)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new episode in every game, the opponents moving up to each learner's first decision.
@@ -377,10 +380,7 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, MultiAgentEnv):
 
     def step(self, action_dict: dict):
         """Apply the learners' actions (at most one a game, for games still playing) and the opponents' replies."""
-        if not self._started:
-            raise ValueError("step() before reset(): call reset() to deal the first hands")
-        if not isinstance(action_dict, Mapping):
-            raise ValueError(f"step() takes a dict {{agent id: action}}, got {type(action_dict).__name__}")
+        self.check_step(action_dict)
         batch = self.batch
         batch.check_playable()
         games, chosen = checked_action_dict(action_dict, self._index, self.illegal_action,

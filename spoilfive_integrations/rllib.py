@@ -298,10 +298,9 @@ class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
         return observations, reward_dict, terminated, {"__all__": False}, {}
 
     def _observations(self, games_mask: np.ndarray) -> dict:
-        """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask``."""
+        """``{agent id: {"observation", "action_mask"}}`` of the seat to act in ``games_mask`` (one game at least: the
+        episode's last step observes every seat instead)."""
         games = np.flatnonzero(games_mask)
-        if len(games) == 0:
-            return {}
         observations = self.core.observe(games=games)
         masks = self.core.legal_mask()[games].astype(np.int8)
         ids = self._ids[games * self.num_players + self.core.current_player[games]]
@@ -350,12 +349,8 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
         options, num_games, seed = self.read_config(config, OPPONENTS_CONFIG_KEYS, type(self).__name__,
                                                     {"num_envs": "the number of games is num_games",
                                                      "render_mode": "this env does not render"})
-        own = {key: options.pop(key) for key in ("opponents", "seat", "illegal_action", "mode", "reward")
-               if key in options}
-        num_players = make_rules(num_players=options.pop("num_players", 4), **options).num_players
-        check_env_fits_in_memory(num_games, num_players, "num_games")  # in its own name, before the batch's check
-        self.batch = LearnerBatch(num_games, num_players=num_players, **{
-            "opponents": "spoiler", "illegal_action": "penalty", **own, **options})
+        self.batch = LearnerBatch(num_games, num_envs_name="num_games",
+                                  **{"opponents": "spoiler", "illegal_action": "penalty", **options})
         self.rules = self.batch.rules
         self.illegal_action = self.batch.illegal_action
         self.num_games = self.batch.num_envs
@@ -397,10 +392,9 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
         return observations, reward_dict, episode_end(self.possible_agents, all_done), {"__all__": False}, {}
 
     def _observations(self) -> dict:
-        """``{agent id: {"observation", "action_mask"}}`` of the learning seat of every game still playing."""
+        """``{agent id: {"observation", "action_mask"}}`` of the learning seat of every game still playing (one at
+        least: the episode's last step observes every agent instead)."""
         games = np.flatnonzero(~self.batch.over)
-        if len(games) == 0:
-            return {}
         observations = self.core.observe(self.batch.seat, games=games)
         masks = self.core.legal_mask()[games].astype(np.int8)
         return {aid: {"observation": obs, "action_mask": mask}

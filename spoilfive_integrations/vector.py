@@ -156,6 +156,8 @@ class LearnerBatch:
         illegal_action: ``"raise"`` or ``"penalty"``.
         memory: the env's ``(bytes a game, bytes a seat of a game)``, measured, for the check that
             ``num_envs`` games fit in this machine's memory.
+        num_envs_name: what the caller's users call ``num_envs``, in its refusals (RLlib's ``env_config`` says
+            ``num_games``).
         mode, reward, **rules: as :func:`spoilfive_env.env` takes them.
 
     After an opponent's move fails (it raises when asked, or breaks its contract) the games are
@@ -165,9 +167,9 @@ class LearnerBatch:
 
     def __init__(self, num_envs: int = 1, *, num_players: int = 4, opponents="spoiler", seat: int | None = None,
                  illegal_action: str = "raise", mode: str = "hand", reward: str = "equity",
-                 memory: tuple[int, int] = VECTOR_MEMORY, **rules):
+                 memory: tuple[int, int] = VECTOR_MEMORY, num_envs_name: str = "num_envs", **rules):
         if not is_integer(num_envs) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} is not allowed: it must be an integer, 1 or more")
+            raise ValueError(f"{num_envs_name}={num_envs!r} is not allowed: it must be an integer, 1 or more")
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose 'raise' or 'penalty'")
         self.rules = make_rules(num_players=num_players, **rules)
@@ -177,7 +179,7 @@ class LearnerBatch:
         self.fixed_seat = None if seat is None else int(seat)
         self.illegal_action = illegal_action
         self.num_envs = B = int(num_envs)
-        check_env_fits_in_memory(B, n, "num_envs", memory)
+        check_env_fits_in_memory(B, n, num_envs_name, memory)
         self.core = SpoilFiveCore(B, rules=self.rules, mode=mode, reward=reward, deal=False)
         self.lineup = resolve_opponents(opponents, self.rules)
         self.seat = np.zeros(B, np.int8)

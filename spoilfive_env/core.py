@@ -85,6 +85,7 @@ from .cards import (
     TRUMP,
     card_str,
 )
+from .backends import BACKENDS, LazyBackend
 from .observation import OBS_DIM, build_observation
 from .phases import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_PLAY, PHASE_ROB  # noqa: F401 (re-exported)
 from .rules import Rules, check_chip_headroom, is_integer
@@ -391,7 +392,7 @@ class SpoilFiveCore:
             g = np.flatnonzero(kind == _CLAIM)
             self._end_hand(g, self._side(self.current[g]), np.zeros(len(g), bool), rewards, episode_done)
         if present[_PLAY]:
-            self._apply_play(np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
+            _backend.function()[1](self, np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
         return rewards, episode_done
 
     def illegal_action_message(self, game: int, action: int) -> str:
@@ -551,8 +552,12 @@ class SpoilFiveCore:
         self.pool[idx] += ante * n + rules.dealer_ante
 
     def _legal_mask(self) -> np.ndarray:
-        if self._mask_cache is not None:
-            return self._mask_cache
+        if self._mask_cache is None:
+            self._mask_cache = _backend.function()[0](self)
+        return self._mask_cache
+
+    def _numpy_legal_mask(self) -> np.ndarray:
+        """The legal mask's definition (:mod:`spoilfive_env.core_kernel` compiles the same)."""
         B = self.batch_size
         mask = np.zeros((B, A.NUM_ACTIONS), bool)
         phase = self.phase
@@ -603,7 +608,6 @@ class SpoilFiveCore:
             mask[:, A.JINK] = jinking
         if in_phase[PHASE_DONE]:
             mask[phase == PHASE_DONE] = True
-        self._mask_cache = mask
         return mask
 
     def _apply_rob(self, g, actions, is_rob):
@@ -631,7 +635,9 @@ class SpoilFiveCore:
         self.strength[g, ace] = CONCEALED_ACE_STRENGTH
         self.privileged[g, ace] = False
 
-    def _apply_play(self, g, actions, rewards, episode_done):
+    def _numpy_apply_play(self, g, actions, rewards, episode_done):
+        """Play the cards ``actions[g]`` in games ``g``: the definition (:mod:`spoilfive_env.core_kernel`
+        compiles the same)."""
         n = self.num_players
         card = actions[g].astype(np.int8)
         seat = self.current[g]
@@ -783,6 +789,19 @@ class SpoilFiveCore:
         if len(going_on):
             next_dealer = ((self.dealer[going_on].astype(np.int16) + 1) % n).astype(np.int8)
             self._deal(going_on, next_dealer)
+
+
+CORE_BACKENDS = BACKENDS
+"""``SPOILFIVE_CORE``: ``numba`` (the compiled mask and play of :mod:`spoilfive_env.core_kernel`), ``numpy``
+(:class:`SpoilFiveCore`'s methods, the definition) or ``auto`` (numba when it imports)."""
+
+_backend = LazyBackend("SPOILFIVE_CORE", (SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play),
+                       "spoilfive_env.core_kernel", "CORE_KERNELS")  # chosen at the first mask or play
+
+
+def core_backend() -> str:
+    """``"numba"`` or ``"numpy"``: which legal mask and play of a card the cores run (``SPOILFIVE_CORE``)."""
+    return _backend.name()
 
 
 def validate_deal(hands, turnups, num_players: int, num_games: int):

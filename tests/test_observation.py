@@ -595,7 +595,7 @@ def test_a_command_answers_a_bad_backend_variable_in_one_line(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    for variable in ("SPOILFIVE_OBSERVATION", "SPOILFIVE_RULES"):
+    for variable in ("SPOILFIVE_OBSERVATION", "SPOILFIVE_RULES", "SPOILFIVE_CORE"):
         env = {**os.environ, variable: "fortran", "PYTHONPATH": str(root)}
         proc = subprocess.run([sys.executable, "-m", "agents.evaluate", "--agents", "pimc,spoiler", "--deals", "2"],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,140 @@
+"""The compiled legal mask and play of a card (spoilfive_env/core_kernel.py) against the core's NumPy methods,
+which define them: two cores from one seed, one on each backend, stepped in lockstep through whole hands and
+games at every table size and variant, every state field, mask, reward and end compared at every step."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from conftest import random_legal
+
+from spoilfive_env import core as core_module
+from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS, card_index
+from spoilfive_env.core import PHASE_JINK, STATE_FIELDS, SpoilFiveCore, core_backend
+from spoilfive_env.rules import Rules
+
+kernel = pytest.importorskip("spoilfive_env.core_kernel")
+
+NUMPY = ("numpy", (SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play))
+NUMBA = ("numba", kernel.CORE_KERNELS)
+
+LOCKSTEP_RULES = [
+    *(Rules(num_players=n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+    Rules(num_players=4, partnerships=True),
+    Rules(num_players=6, partnerships=True, allow_jink=False),
+    Rules(num_players=3, conceal_ace_penalty=True),
+    Rules(num_players=5, conceal_ace_penalty=True, jink_bonus=1, allow_jink=False),
+    Rules(num_players=4, ante=2, spoil_ante=1, dealer_ante=1, jink_bonus=1, num_hands=3, max_hands=6),
+]
+
+
+def _rules_id(rules: Rules) -> str:
+    return (f"{rules.num_players}p{'-teams' if rules.partnerships else ''}"
+            f"{'-conceal' if rules.conceal_ace_penalty else ''}{'-nojink' if not rules.allow_jink else ''}"
+            f"{'-hoyle' if rules.dealer_ante else ''}")
+
+
+def _on(backend, monkeypatch, call):
+    monkeypatch.setattr(core_module._backend, "chosen", backend)
+    return call()
+
+
+@pytest.mark.parametrize("mode", ["hand", "game"])
+@pytest.mark.parametrize("rules", LOCKSTEP_RULES, ids=_rules_id)
+def test_the_compiled_mask_and_play_step_exactly_as_the_numpy_definition(rules, mode, monkeypatch):
+    """Random legal play, some steps moving only some games, finished games dealt again now and then; the events
+    each variant has (robs, concealed aces, jinks won and lost, claims, spoiled hands, ends of games) all arise."""
+    n = rules.num_players
+    if mode == "game":  # short games, so that some end within the steps
+        rules = rules.replace(num_hands=2, max_hands=3)
+    definition = SpoilFiveCore(96, rules=rules, mode=mode, seed=n)
+    compiled = SpoilFiveCore(96, rules=rules, mode=mode, seed=n)
+    rng = np.random.default_rng(100 + n)
+    seen = {"robbed": 0, "concealed": 0, "jink offered": 0, "jinked": 0, "spoiled": 0, "ended": 0}
+    for step in range(40 * n):
+        masks = _on(NUMPY, monkeypatch, definition.legal_mask)
+        np.testing.assert_array_equal(_on(NUMBA, monkeypatch, compiled.legal_mask), masks)
+        actions = random_legal(rng, masks)
+        hands_before = definition.hand_index.copy()
+        where = None if step % 3 else rng.random(definition.batch_size) < 0.7
+        rewards, done = _on(NUMPY, monkeypatch, lambda: definition.step(actions, where))
+        compiled_rewards, compiled_done = _on(NUMBA, monkeypatch, lambda: compiled.step(actions, where))
+        np.testing.assert_array_equal(compiled_rewards, rewards)
+        np.testing.assert_array_equal(compiled_done, done)
+        for field in STATE_FIELDS:
+            np.testing.assert_array_equal(getattr(compiled, field), getattr(definition, field), err_msg=field)
+        seen["robbed"] += int((definition.robber >= 0).sum())
+        seen["concealed"] += int(definition.concealed.sum())
+        seen["jink offered"] += int((definition.phase == PHASE_JINK).sum())
+        seen["jinked"] += int((definition.jinker >= 0).sum())
+        hand_ended = definition.hand_index != hands_before
+        seen["spoiled"] += int((hand_ended & definition.spoiled_last).sum())
+        seen["ended"] += int(done.sum())
+        if step % 6 == 5:
+            finished = definition.done
+            definition.reset(finished)
+            compiled.reset(finished)
+    expected = {"robbed", "spoiled", "ended"}
+    if rules.allow_jink:
+        expected |= {"jink offered", "jinked"}
+    if rules.conceal_ace_penalty:
+        expected.add("concealed")
+    if rules.partnerships:
+        expected.discard("spoiled")  # a side always takes three of five
+    assert [event for event in sorted(expected) if not seen[event]] == [], seen
+
+
+def test_the_compiled_mask_of_a_single_game_follows_suit_and_the_renege_of_the_top_trumps(monkeypatch):
+    """One hand checked against the rules directly, not only against the definition: on a trump lead of the
+    king, the five of trumps may be held back, and a plain card is then allowed; on a plain lead the suit or a
+    trump."""
+    monkeypatch.setattr(core_module._backend, "chosen", NUMBA)
+    hands = [[card_index(c) for c in hand.split()]
+             for hand in ("KS 2C 3C 4C 6C", "5S 2D 3D 4D 6D", "9S 7C 8C 9C 10C")]
+    core = SpoilFiveCore(1, rules=Rules(num_players=3), deal=False)
+    core.reset(hands=[hands], turnups=[card_index("QS")], dealers=[2])
+    assert core.legal_mask()[0, :52].nonzero()[0].tolist() == sorted(hands[0])
+    core.step(np.array([card_index("KS")]))
+    legal = core.legal_mask()[0, :52].nonzero()[0].tolist()
+    assert legal == sorted(hands[1])  # the five of trumps beats the king: held back, any card may go
+    core.step(np.array([card_index("2D")]))
+    assert core.legal_mask()[0, :52].nonzero()[0].tolist() == [card_index("9S")]  # a plain trump must follow
+
+
+def test_the_core_backend_is_chosen_by_the_environment(monkeypatch):
+    numba_imports = _numba_available()
+    for choice, expected in (("numpy", "numpy"), ("NUMPY ", "numpy"), ("", None), ("auto", None)):
+        monkeypatch.setattr(core_module._backend, "chosen", None)
+        monkeypatch.setenv("SPOILFIVE_CORE", choice)
+        assert core_backend() == (expected or ("numba" if numba_imports else "numpy"))
+        core = SpoilFiveCore(4, seed=0)
+        rewards, done = core.step(random_legal(np.random.default_rng(0), core.legal_mask()))
+        assert rewards.shape == (4, 4) and not done.any()
+    monkeypatch.setattr(core_module._backend, "chosen", None)
+    monkeypatch.setenv("SPOILFIVE_CORE", "fortran")
+    with pytest.raises(ValueError, match="SPOILFIVE_CORE='fortran' is not allowed: choose one of auto, numba, numpy"):
+        SpoilFiveCore(2, seed=0).legal_mask()
+
+
+def test_numba_asked_for_the_core_but_missing_says_how_to_install_it(monkeypatch):
+    import spoilfive_env
+
+    monkeypatch.setattr(core_module._backend, "chosen", None)
+    monkeypatch.setenv("SPOILFIVE_CORE", "numba")
+    monkeypatch.setitem(sys.modules, "spoilfive_env.core_kernel", None)  # as if Numba were missing
+    monkeypatch.delattr(spoilfive_env, "core_kernel", raising=False)
+    with pytest.raises(ImportError, match=r'SPOILFIVE_CORE=numba needs Numba .*: in the spoilfive checkout, '
+                                          r'pip install -c \.ci/constraints\.txt -e "\.\[fast\]"'):
+        core_backend()
+    monkeypatch.setenv("SPOILFIVE_CORE", "auto")
+    assert core_backend() == "numpy"  # auto falls back to the definition
+
+
+def _numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -64,11 +64,14 @@ and :meth:`SpoilFiveCore.step` ignores their actions.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
 from . import actions as A
+from .backends import BACKENDS, LazyBackend
 from .cards import (
     ACE,
     ACE_OF_TRUMPS,
@@ -85,7 +88,6 @@ from .cards import (
     TRUMP,
     card_str,
 )
-from .backends import BACKENDS, LazyBackend
 from .observation import OBS_DIM, build_observation
 from .phases import PHASE_DONE, PHASE_JINK, PHASE_NAMES, PHASE_PLAY, PHASE_ROB  # noqa: F401 (re-exported)
 from .rules import Rules, check_chip_headroom, is_integer
@@ -112,6 +114,16 @@ STATE_FIELDS = (
     "chips_at_hand_start", "pool_at_hand_start", "game_over", "last_winner",
     "last_tricks", "last_jinker", "last_jink_won",
 )
+
+
+class CoreKernels(NamedTuple):
+    """The core's hot paths, each called with the core first: :class:`SpoilFiveCore`'s NumPy methods (the
+    definition) or the same from :mod:`spoilfive_env.core_kernel`'s compiled loops, as ``SPOILFIVE_CORE`` chooses."""
+
+    legal_mask: Callable
+    apply_play: Callable
+    settle_hands: Callable
+    lay_out_deal: Callable
 
 
 class SpoilFiveCore:
@@ -392,7 +404,7 @@ class SpoilFiveCore:
             g = np.flatnonzero(kind == _CLAIM)
             self._end_hand(g, self._side(self.current[g]), np.zeros(len(g), bool), rewards, episode_done)
         if present[_PLAY]:
-            _backend.function()[1](self, np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
+            _backend.function().apply_play(self, np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
         return rewards, episode_done
 
     def illegal_action_message(self, game: int, action: int) -> str:
@@ -512,6 +524,12 @@ class SpoilFiveCore:
             order = self.rng.random((k, NUM_CARDS)).argsort(axis=1).astype(np.int8)
             hands = order[:, : n * HAND_SIZE].reshape(k, n, HAND_SIZE)
             turnups = order[:, n * HAND_SIZE]
+        _backend.function().lay_out_deal(self, idx, dealers, hands, turnups)
+
+    def _numpy_lay_out_deal(self, idx, dealers, hands, turnups):
+        """Lay out the hands ``(k, n, 5)`` and turn-ups dealt in games ``idx``, and take the antes: the
+        definition (:mod:`spoilfive_env.core_kernel` compiles the same)."""
+        n, k = self.num_players, len(idx)
         self.holder[idx] = -1
         self.holder[idx[:, None], hands.reshape(k, -1)] = np.repeat(self._seats, HAND_SIZE)
         self.played_by[idx] = -1
@@ -553,7 +571,7 @@ class SpoilFiveCore:
 
     def _legal_mask(self) -> np.ndarray:
         if self._mask_cache is None:
-            self._mask_cache = _backend.function()[0](self)
+            self._mask_cache = _backend.function().legal_mask(self)
         return self._mask_cache
 
     def _numpy_legal_mask(self) -> np.ndarray:
@@ -736,7 +754,16 @@ class SpoilFiveCore:
             self._end_hand(t[ends], winners, jink_won[ends], rewards, episode_done)
 
     def _end_hand(self, e, winners, jink_won, rewards, episode_done):
-        """Settle finished hands in games ``e``: pool, jink bonus, rewards, next hand or done."""
+        """Settle finished hands in games ``e`` (pool, jink bonus, rewards), then deal the next hand or finish."""
+        over = _backend.function().settle_hands(self, e, winners, jink_won, rewards, episode_done)
+        going_on = e[~over]
+        if len(going_on):
+            next_dealer = ((self.dealer[going_on].astype(np.int16) + 1) % self.num_players).astype(np.int8)
+            self._deal(going_on, next_dealer)
+
+    def _numpy_settle_hands(self, e, winners, jink_won, rewards, episode_done) -> np.ndarray:
+        """Settle the hands that ended in games ``e``, finish the games that are over and say which
+        (``(len(e),)`` bool): the definition (:mod:`spoilfive_env.core_kernel` compiles the same)."""
         rules, n = self.rules, self.num_players
         won = winners >= 0
         w = e[won]
@@ -785,18 +812,19 @@ class SpoilFiveCore:
         self.phase[finished] = PHASE_DONE
         self.game_over[finished] = True
         episode_done[finished] = True
-        going_on = e[~over]
-        if len(going_on):
-            next_dealer = ((self.dealer[going_on].astype(np.int16) + 1) % n).astype(np.int8)
-            self._deal(going_on, next_dealer)
+        return over
 
 
 CORE_BACKENDS = BACKENDS
 """``SPOILFIVE_CORE``: ``numba`` (the compiled mask and play of :mod:`spoilfive_env.core_kernel`), ``numpy``
 (:class:`SpoilFiveCore`'s methods, the definition) or ``auto`` (numba when it imports)."""
 
-_backend = LazyBackend("SPOILFIVE_CORE", (SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play),
-                       "spoilfive_env.core_kernel", "CORE_KERNELS")  # chosen at the first mask or play
+NUMPY_KERNELS = CoreKernels(SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play,
+                            SpoilFiveCore._numpy_settle_hands, SpoilFiveCore._numpy_lay_out_deal)
+"""The definition of the core's hot paths (``SPOILFIVE_CORE=numpy``)."""
+
+# Chosen at the first deal, and kept.
+_backend = LazyBackend("SPOILFIVE_CORE", NUMPY_KERNELS, "spoilfive_env.core_kernel", "CORE_KERNELS")
 
 
 def core_backend() -> str:

@@ -18,7 +18,19 @@ import numba
 import numpy as np
 
 from . import actions as A
-from .cards import ACE, ACE_OF_TRUMPS, NUM_CARDS, NUM_RANKS, NUM_TRICKS, PRIVILEGED, STRENGTH, TRICKS_TO_WIN, TRUMP
+from .cards import (
+    ACE,
+    ACE_OF_TRUMPS,
+    EFFECTIVE_SUIT,
+    NUM_CARDS,
+    NUM_RANKS,
+    NUM_TRICKS,
+    PRIVILEGED,
+    STRENGTH,
+    TRICKS_TO_WIN,
+    TRUMP,
+)
+from .core import CoreKernels
 from .phases import PHASE_DONE, PHASE_JINK, PHASE_PLAY, PHASE_ROB
 
 ROB_FIRST, DECLINE_ROB, CLAIM, JINK = A.ROB_FIRST, A.DECLINE_ROB, A.CLAIM, A.JINK
@@ -179,5 +191,136 @@ def apply_play(core, games, actions, rewards, episode_done) -> None:
         core._end_hand(games[ended], winners[ended], jink_won[ended], rewards, episode_done)
 
 
-CORE_KERNELS = (legal_mask, apply_play)
-"""What :data:`spoilfive_env.core`'s backend takes from here: the mask, then the play."""
+@numba.njit(cache=True, nogil=True)
+def _settle(games, winners, jink_won, over, rewards, episode_done, n, partnerships, jink_bonus, game_mode,
+            num_hands, max_hands, chips_reward, side_of_seat, chips, pool, spoiled_last, last_winner, last_tricks,
+            last_jinker, last_jink_won, hand_index, tricks_won, jinker, chips_at_hand_start, pool_at_hand_start,
+            phase, game_over):  # pragma: no cover (compiled)
+    team_size = n // 2
+    seats = np.float32(n)
+    for i in range(games.shape[0]):
+        g = games[i]
+        side = winners[i]
+        won = side >= 0
+        if won and partnerships:  # the pool shared by the winning side, the jink bonus paid by the other
+            share = pool[g] // team_size
+            for seat in range(n):
+                on_side = side_of_seat[seat] == side
+                if on_side:
+                    chips[g, seat] += share
+                if jink_won[i]:
+                    chips[g, seat] += jink_bonus if on_side else -jink_bonus
+            pool[g] -= share * team_size
+        elif won:
+            chips[g, side] += pool[g]
+            pool[g] = 0
+            if jink_won[i]:
+                for seat in range(n):
+                    chips[g, seat] -= jink_bonus
+                chips[g, side] += jink_bonus * n
+        spoiled_last[g] = not won
+        last_winner[g] = side
+        for seat in range(n):
+            last_tricks[g, seat] = tricks_won[g, seat]
+        last_jinker[g] = jinker[g]
+        last_jink_won[g] = jink_won[i]
+        hand_index[g] += 1
+        if game_mode:
+            capped = not won and hand_index[g] >= max_hands
+            if capped:  # the last spoiled pool shared out, its remainder left in the pool
+                share = pool[g] // n
+                for seat in range(n):
+                    chips[g, seat] += share
+                pool[g] -= share * n
+            over[i] = (won and hand_index[g] >= num_hands) or capped
+        else:
+            over[i] = True
+        # A remainder left in the pool when a game ends is paid to nobody (equity sums to the chip change).
+        pool_after = 0 if over[i] and game_mode else pool[g]
+        pool_change = np.float32(pool_after - pool_at_hand_start[g]) / seats
+        for seat in range(n):
+            chips_change = np.float32(chips[g, seat] - chips_at_hand_start[g, seat])
+            rewards[g, seat] = chips_change if chips_reward else chips_change + pool_change
+        if over[i]:
+            phase[g] = PHASE_DONE
+            game_over[g] = True
+            episode_done[g] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def _lay_out(games, dealers, hands, turnups, n, ante, spoil_ante, dealer_ante, holder, played_by, trick_cards,
+             trick_pos, led_card, tricks_won, trick_number, trump, turnup, dealer, effective_suit, strength,
+             privileged, robber, declined_by, discard, concealed, jinker, void, leader, rob_seat, rob_pending,
+             current, phase, chips, pool, chips_at_hand_start, pool_at_hand_start,
+             spoiled_last):  # pragma: no cover (compiled)
+    for i in range(games.shape[0]):
+        g = games[i]
+        holder[g, :] = -1
+        for seat in range(n):
+            for place in range(hands.shape[2]):
+                holder[g, hands[i, seat, place]] = seat
+        played_by[g, :] = -1
+        trick_cards[g, :] = -1
+        trick_pos[g] = 0
+        led_card[g] = -1
+        tricks_won[g, :] = 0
+        trick_number[g] = 0
+        card_up = turnups[i]
+        suit = card_up // NUM_RANKS
+        trump[g] = suit
+        turnup[g] = card_up
+        dealt_by = dealers[i]
+        dealer[g] = dealt_by
+        effective_suit[g, :] = EFFECTIVE_SUIT[suit]
+        strength[g, :] = STRENGTH[suit]
+        privileged[g, :] = PRIVILEGED[suit]
+        robber[g] = -1
+        declined_by[g] = -1
+        discard[g] = -1
+        concealed[g] = False
+        jinker[g] = -1
+        void[g] = False
+        eldest = dealt_by + 1 if dealt_by + 1 < n else 0
+        leader[g] = eldest
+        # The dealer robs an ace turned up, before the lead; else the holder of the ace of trumps, at his turn.
+        ace_turned = card_up % NUM_RANKS == ACE
+        entitled = dealt_by if ace_turned else holder[g, ACE_OF_TRUMPS[suit]]
+        rob_seat[g] = entitled
+        rob_pending[g] = entitled >= 0
+        current[g] = dealt_by if ace_turned else eldest
+        phase[g] = PHASE_ROB if ace_turned or entitled == eldest else PHASE_PLAY
+        # Antes: a carried-over pool takes the spoil ante; the dealer adds his extra.
+        paid = spoil_ante if spoiled_last[g] else ante
+        for seat in range(n):
+            chips_at_hand_start[g, seat] = chips[g, seat]
+            chips[g, seat] -= paid
+        pool_at_hand_start[g] = pool[g]
+        chips[g, dealt_by] -= dealer_ante
+        pool[g] += paid * n + dealer_ante
+
+
+def settle_hands(core, games, winners, jink_won, rewards, episode_done) -> np.ndarray:
+    """Settle the hands that ended in ``games``: :meth:`SpoilFiveCore._numpy_settle_hands`'s."""
+    over = np.empty(len(games), bool)
+    rules = core.rules
+    _settle(games, winners, jink_won, over, rewards, episode_done, core.num_players, rules.partnerships,
+            rules.jink_bonus, core.mode == "game", rules.num_hands, rules.max_hands, core.reward_mode == "chips",
+            core._side_of_seat, core.chips, core.pool, core.spoiled_last, core.last_winner, core.last_tricks,
+            core.last_jinker, core.last_jink_won, core.hand_index, core.tricks_won, core.jinker,
+            core.chips_at_hand_start, core.pool_at_hand_start, core.phase, core.game_over)
+    return over
+
+
+def lay_out_deal(core, games, dealers, hands, turnups) -> None:
+    """Lay the dealt hands out in ``games``: :meth:`SpoilFiveCore._numpy_lay_out_deal`'s."""
+    rules = core.rules
+    _lay_out(games, dealers, hands, turnups, core.num_players, rules.ante, rules.spoil_ante, rules.dealer_ante,
+             core.holder, core.played_by, core.trick_cards, core.trick_pos, core.led_card, core.tricks_won,
+             core.trick_number, core.trump, core.turnup, core.dealer, core.effective_suit, core.strength,
+             core.privileged, core.robber, core.declined_by, core.discard, core.concealed, core.jinker, core.void,
+             core.leader, core.rob_seat, core.rob_pending, core.current, core.phase, core.chips, core.pool,
+             core.chips_at_hand_start, core.pool_at_hand_start, core.spoiled_last)
+
+
+CORE_KERNELS = CoreKernels(legal_mask, apply_play, settle_hands, lay_out_deal)
+"""What :data:`spoilfive_env.core`'s backend takes from here."""

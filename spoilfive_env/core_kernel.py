@@ -182,7 +182,9 @@ def apply_play(core, games, actions, rewards, episode_done) -> None:
     winners = np.empty(count, np.int8)
     jink_won = np.zeros(count, bool)
     rules = core.rules
-    _play_cards(games, actions[games], ended, winners, jink_won, core.num_players, rules.partnerships,
+    # One type for every caller's actions and games, so that one compiled version serves them all.
+    games = games.astype(np.int64, copy=False)
+    _play_cards(games, actions[games].astype(np.int64), ended, winners, jink_won, core.num_players, rules.partnerships,
                 rules.allow_jink, core._side_of_seat, core.holder, core.played_by, core.trick_cards, core.trick_pos,
                 core.led_card, core.leader, core.current, core.phase, core.tricks_won, core.trick_number,
                 core.trump, core.turnup, core.effective_suit, core.strength, core.robber, core.rob_seat,
@@ -303,6 +305,7 @@ def settle_hands(core, games, winners, jink_won, rewards, episode_done) -> np.nd
     """Settle the hands that ended in ``games``: :meth:`SpoilFiveCore._numpy_settle_hands`'s."""
     over = np.empty(len(games), bool)
     rules = core.rules
+    games, winners = games.astype(np.int64, copy=False), winners.astype(np.int8, copy=False)
     _settle(games, winners, jink_won, over, rewards, episode_done, core.num_players, rules.partnerships,
             rules.jink_bonus, core.mode == "game", rules.num_hands, rules.max_hands, core.reward_mode == "chips",
             core._side_of_seat, core.chips, core.pool, core.spoiled_last, core.last_winner, core.last_tricks,
@@ -314,6 +317,8 @@ def settle_hands(core, games, winners, jink_won, rewards, episode_done) -> np.nd
 def lay_out_deal(core, games, dealers, hands, turnups) -> None:
     """Lay the dealt hands out in ``games``: :meth:`SpoilFiveCore._numpy_lay_out_deal`'s."""
     rules = core.rules
+    games, dealers = games.astype(np.int64, copy=False), dealers.astype(np.int8, copy=False)
+    hands, turnups = np.ascontiguousarray(hands, np.int8), turnups.astype(np.int8, copy=False)
     _lay_out(games, dealers, hands, turnups, core.num_players, rules.ante, rules.spoil_ante, rules.dealer_ante,
              core.holder, core.played_by, core.trick_cards, core.trick_pos, core.led_card, core.tricks_won,
              core.trick_number, core.trump, core.turnup, core.dealer, core.effective_suit, core.strength,

@@ -78,7 +78,7 @@ from .cli import (
     seed_value,
     table_sizes,
 )
-from .core import SpoilFiveCore, check_fits_in_memory
+from .core import SpoilFiveCore, check_fits_in_memory, core_backend
 from .env import env as make_env
 from .observation import observation_backend
 from .rules import Rules
@@ -231,6 +231,7 @@ def run(players=PLAYERS, batch_sizes=BATCH_SIZES, seconds: float = DEFAULT_SECON
             "benchmark": "spoilfive decisions per second under random legal play",
             "note": SELECTION_NOTE,
             "spoilfive_version": __version__,
+            "core": core_backend(),
             "observation": observation_backend(),
             "python": platform.python_version(),
             "numpy": np.__version__,
@@ -266,8 +267,9 @@ def _rate(value: float) -> str:
 
 
 def _versions_line(report: dict) -> str:
-    """What was measured: versions, the observation backend and the machine."""
-    return (f"spoilfive {report['spoilfive_version']} (observation: {report.get('observation', 'numpy')}), "
+    """What was measured: versions, the core's and the observation's backends, and the machine."""
+    return (f"spoilfive {report['spoilfive_version']} (core: {report.get('core', 'numpy')}, "
+            f"observation: {report.get('observation', 'numpy')}), "
             f"Python {report['python']}, NumPy {report['numpy']}, {report['machine']}")
 
 
@@ -476,7 +478,7 @@ def compare(comparisons=COMPARISONS, rounds: int = DEFAULT_ROUNDS, seconds: floa
 
         return {"benchmark": "spoilfive beside its peers: decisions per second, ratio ours / peer per round",
                 "note": SELECTION_NOTE, "date": time.strftime("%Y-%m-%d"), "spoilfive_version": __version__,
-                "observation": observation_backend(),
+                "core": core_backend(), "observation": observation_backend(),
                 "python": platform.python_version(), "numpy": np.__version__,
                 "machine": f"{platform.system()} {platform.machine()} {os.cpu_count()} CPUs",
                 "pinned_cpu": worker_cpu(),

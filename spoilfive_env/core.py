@@ -799,7 +799,9 @@ class SpoilFiveCore:
         else:
             over = np.ones(len(e), bool)
 
-        chips_change = (self.chips[e] - self.chips_at_hand_start[e]).astype(np.float32)
+        # In int64: a hand's gain can pass 2**31 (a jink won from negative chips, a pool near the limit) while
+        # the chips themselves stay in range (check_chip_headroom); in int32 it wrapped to a loss.
+        chips_change = (self.chips[e].astype(np.int64) - self.chips_at_hand_start[e]).astype(np.float32)
         if self.reward_mode == "chips":
             rewards[e] = chips_change
         else:

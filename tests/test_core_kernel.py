@@ -146,3 +146,34 @@ def _numba_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.parametrize("reward", ["chips", "equity"])
+def test_a_hand_s_gain_beyond_32_bits_is_paid_as_a_gain_on_both_backends(reward, monkeypatch):
+    """A jink won from negative chips with a pool at the limit check_chip_headroom allows: the winner's gain
+    passes 2**31 while his chips stay in range. The NumPy definition subtracted in int32 and paid it as a loss
+    of about 2**31 (found by the review of the compiled core, which subtracts in int64)."""
+    from spoilfive_env.actions import JINK
+    from spoilfive_env.rules import CHIPS_MAX, chip_reach
+
+    rules = Rules(num_players=3, jink_bonus=1000)
+    _, high, pool_high = chip_reach(3, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus, 1, 0, 0, 0)
+    pool = CHIPS_MAX - pool_high
+    chips = CHIPS_MAX - high - pool  # negative: the most each seat may hold beside that pool
+    hands = [[card_index(c) for c in hand.split()]  # seat 0 holds the top five trumps: all five tricks
+             for hand in ("5S JS AH AS KS", "2C 3C 4C 6C 7C", "2D 3D 4D 6D 7D")]
+    paid = {}
+    for backend in (NUMPY, NUMBA):
+        core = _on(backend, monkeypatch, SpoilFiveCore, 1, rules=rules, reward=reward, deal=False)
+        _on(backend, monkeypatch, core.reset, hands=[hands], turnups=[card_index("QS")], dealers=[2],
+            pools=[pool], chips=[[chips] * 3])
+        while not core.done[0]:
+            mask = _on(backend, monkeypatch, core.legal_mask)[0]
+            rewards, _ = _on(backend, monkeypatch, core.step,
+                             np.array([JINK if mask[JINK] else np.flatnonzero(mask)[0]]))
+        assert core.last_jink_won[0] and core.chips[0, 0] == CHIPS_MAX - 1
+        gain = int(core.chips[0, 0]) - int(core.chips_at_hand_start[0, 0])
+        assert gain > 2**31
+        paid[backend[0]] = rewards[0]
+    np.testing.assert_array_equal(paid["numba"], paid["numpy"])
+    assert paid["numpy"][0] > 2**30  # a gain, never wrapped to a loss

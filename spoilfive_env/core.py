@@ -818,19 +818,19 @@ class SpoilFiveCore:
 
 
 CORE_BACKENDS = BACKENDS
-"""``SPOILFIVE_CORE``: ``numba`` (the compiled mask and play of :mod:`spoilfive_env.core_kernel`), ``numpy``
+"""``SPOILFIVE_CORE``: ``numba`` (the compiled loops of :mod:`spoilfive_env.core_kernel`), ``numpy``
 (:class:`SpoilFiveCore`'s methods, the definition) or ``auto`` (numba when it imports)."""
 
 NUMPY_KERNELS = CoreKernels(SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play,
                             SpoilFiveCore._numpy_settle_hands, SpoilFiveCore._numpy_lay_out_deal)
 """The definition of the core's hot paths (``SPOILFIVE_CORE=numpy``)."""
 
-# Chosen at the first deal, and kept.
+# Chosen at the first use (a deal or a mask), and kept.
 _backend = LazyBackend("SPOILFIVE_CORE", NUMPY_KERNELS, "spoilfive_env.core_kernel", "CORE_KERNELS")
 
 
 def core_backend() -> str:
-    """``"numba"`` or ``"numpy"``: which legal mask and play of a card the cores run (``SPOILFIVE_CORE``)."""
+    """``"numba"`` or ``"numpy"``: which hot paths (mask, play, settling, deal) the cores run (``SPOILFIVE_CORE``)."""
     return _backend.name()
 
 

@@ -1,9 +1,9 @@
-"""The core's two hot paths, the legal mask and the play of a card, as compiled loops over games (Numba).
+"""The core's hot paths as compiled loops over games (Numba): the legal mask, the play of a card, the settling of a
+finished hand and the laying out of a deal.
 
 :class:`spoilfive_env.core.SpoilFiveCore`'s NumPy methods are the definition of the rules. NumPy pays for each of
 their whole-batch operations (some forty for a mask and a play) whatever the batch, which is most of a step's
-cost at every batch size; this module gives the same mask and the same play game by game in one pass. A hand's
-settling (:meth:`~spoilfive_env.core.SpoilFiveCore._end_hand`, antes and the next deal), robbing, concealing and
+cost at every batch size; this module gives the same results game by game in one pass. Robbing, concealing and
 the jink choice stay in NumPy: they come once a hand. The tests step a core on each backend in lockstep, every
 table size, variant and mode, and compare every state field, mask, reward and end.
 
@@ -318,7 +318,7 @@ def lay_out_deal(core, games, dealers, hands, turnups) -> None:
     """Lay the dealt hands out in ``games``: :meth:`SpoilFiveCore._numpy_lay_out_deal`'s."""
     rules = core.rules
     games, dealers = games.astype(np.int64, copy=False), dealers.astype(np.int8, copy=False)
-    hands, turnups = np.ascontiguousarray(hands, np.int8), turnups.astype(np.int8, copy=False)
+    hands, turnups = np.ascontiguousarray(hands, np.int8), np.ascontiguousarray(turnups, np.int8)
     _lay_out(games, dealers, hands, turnups, core.num_players, rules.ante, rules.spoil_ante, rules.dealer_ante,
              core.holder, core.played_by, core.trick_cards, core.trick_pos, core.led_card, core.tricks_won,
              core.trick_number, core.trump, core.turnup, core.dealer, core.effective_suit, core.strength,

@@ -161,6 +161,9 @@ class SpoilFiveCore:
             raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         if rng is None:
             rng = make_generator(seed)
+        # The hot paths, compiled or NumPy (SPOILFIVE_CORE, chosen once a process): a bad value is refused here,
+        # before anything is made.
+        self._kernels: CoreKernels = _backend.function()
         self.rules = rules
         self.mode = mode
         self.reward_mode = reward
@@ -404,7 +407,7 @@ class SpoilFiveCore:
             g = np.flatnonzero(kind == _CLAIM)
             self._end_hand(g, self._side(self.current[g]), np.zeros(len(g), bool), rewards, episode_done)
         if present[_PLAY]:
-            _backend.function().apply_play(self, np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
+            self._kernels.apply_play(self, np.flatnonzero(kind == _PLAY), actions, rewards, episode_done)
         return rewards, episode_done
 
     def illegal_action_message(self, game: int, action: int) -> str:
@@ -524,7 +527,7 @@ class SpoilFiveCore:
             order = self.rng.random((k, NUM_CARDS)).argsort(axis=1).astype(np.int8)
             hands = order[:, : n * HAND_SIZE].reshape(k, n, HAND_SIZE)
             turnups = order[:, n * HAND_SIZE]
-        _backend.function().lay_out_deal(self, idx, dealers, hands, turnups)
+        self._kernels.lay_out_deal(self, idx, dealers, hands, turnups)
 
     def _numpy_lay_out_deal(self, idx, dealers, hands, turnups):
         """Lay out the hands ``(k, n, 5)`` and turn-ups dealt in games ``idx``, and take the antes: the
@@ -571,7 +574,7 @@ class SpoilFiveCore:
 
     def _legal_mask(self) -> np.ndarray:
         if self._mask_cache is None:
-            self._mask_cache = _backend.function().legal_mask(self)
+            self._mask_cache = self._kernels.legal_mask(self)
         return self._mask_cache
 
     def _numpy_legal_mask(self) -> np.ndarray:
@@ -755,7 +758,7 @@ class SpoilFiveCore:
 
     def _end_hand(self, e, winners, jink_won, rewards, episode_done):
         """Settle finished hands in games ``e`` (pool, jink bonus, rewards), then deal the next hand or finish."""
-        over = _backend.function().settle_hands(self, e, winners, jink_won, rewards, episode_done)
+        over = self._kernels.settle_hands(self, e, winners, jink_won, rewards, episode_done)
         going_on = e[~over]
         if len(going_on):
             next_dealer = ((self.dealer[going_on].astype(np.int16) + 1) % self.num_players).astype(np.int8)

@@ -42,10 +42,10 @@ def _rules_id(rules: Rules) -> str:
             f"{'-hoyle' if rules.dealer_ante else ''}")
 
 
-def _on(backend, monkeypatch, function, *args, **kwargs):
-    """``function(*args, **kwargs)`` with the cores on ``backend``."""
+def _core(backend, monkeypatch, *args, **kwargs) -> SpoilFiveCore:
+    """A core on ``backend``: a core keeps the hot paths chosen when it was made."""
     monkeypatch.setattr(core_module._backend, "chosen", backend)
-    return function(*args, **kwargs)
+    return SpoilFiveCore(*args, **kwargs)
 
 
 @needs_numba
@@ -57,19 +57,20 @@ def test_the_compiled_core_steps_exactly_as_the_numpy_definition(rules, mode, re
     n = rules.num_players
     if mode == "game":  # short games, so that some end within the steps
         rules = rules.replace(num_hands=2, max_hands=3)
-    definition, compiled = (_on(backend, monkeypatch, SpoilFiveCore, 96, rules=rules, mode=mode, reward=reward, seed=n)
+    definition, compiled = (_core(backend, monkeypatch, 96, rules=rules, mode=mode, reward=reward, seed=n)
                             for backend in (NUMPY, NUMBA))
+    assert (definition._kernels, compiled._kernels) == (NUMPY[1], NUMBA[1])
     rng = np.random.default_rng(100 + n)
     seen = dict.fromkeys(("robbed", "concealed", "claimed", "jink won", "jink lost", "spoiled", "ended"), 0)
     for step in range(40 * n):
-        masks = _on(NUMPY, monkeypatch, definition.legal_mask)
-        np.testing.assert_array_equal(_on(NUMBA, monkeypatch, compiled.legal_mask), masks)
+        masks = definition.legal_mask()
+        np.testing.assert_array_equal(compiled.legal_mask(), masks)
         actions = random_legal(rng, masks)
         hands_before = definition.hand_index.copy()
         where = None if step % 3 else rng.random(definition.batch_size) < 0.7
         claiming = (definition.phase == PHASE_JINK) & (actions == CLAIM) & (True if where is None else where)
-        rewards, done = _on(NUMPY, monkeypatch, definition.step, actions, where)
-        compiled_rewards, compiled_done = _on(NUMBA, monkeypatch, compiled.step, actions, where)
+        rewards, done = definition.step(actions, where)
+        compiled_rewards, compiled_done = compiled.step(actions, where)
         np.testing.assert_array_equal(compiled_rewards, rewards)
         np.testing.assert_array_equal(compiled_done, done)
         for field in STATE_FIELDS:
@@ -85,8 +86,8 @@ def test_the_compiled_core_steps_exactly_as_the_numpy_definition(rules, mode, re
         seen["ended"] += int(done.sum())
         if step % 6 == 5:
             finished = definition.done
-            _on(NUMPY, monkeypatch, definition.reset, finished)
-            _on(NUMBA, monkeypatch, compiled.reset, finished)
+            definition.reset(finished)
+            compiled.reset(finished)
     expected = {"robbed", "spoiled", "ended"}
     if rules.allow_jink:
         expected |= {"claimed", "jink lost"}
@@ -170,13 +171,11 @@ def test_a_hand_s_gain_beyond_32_bits_is_paid_as_a_gain_on_both_backends(reward,
              for hand in ("5S JS AH AS KS", "2C 3C 4C 6C 7C", "2D 3D 4D 6D 7D")]
     paid = {}
     for backend in (NUMPY, NUMBA) if core_kernel else (NUMPY,):  # the definition even without Numba
-        core = _on(backend, monkeypatch, SpoilFiveCore, 1, rules=rules, reward=reward, deal=False)
-        _on(backend, monkeypatch, core.reset, hands=[hands], turnups=[card_index("QS")], dealers=[2],
-            pools=[pool], chips=[[chips] * 3])
+        core = _core(backend, monkeypatch, 1, rules=rules, reward=reward, deal=False)
+        core.reset(hands=[hands], turnups=[card_index("QS")], dealers=[2], pools=[pool], chips=[[chips] * 3])
         while not core.done[0]:
-            mask = _on(backend, monkeypatch, core.legal_mask)[0]
-            rewards, _ = _on(backend, monkeypatch, core.step,
-                             np.array([JINK if mask[JINK] else np.flatnonzero(mask)[0]]))
+            mask = core.legal_mask()[0]
+            rewards, _ = core.step(np.array([JINK if mask[JINK] else np.flatnonzero(mask)[0]]))
         assert core.last_jink_won[0] and core.chips[0, 0] == CHIPS_MAX - 1
         gain = int(core.chips[0, 0]) - int(core.chips_at_hand_start[0, 0])
         assert gain > 2**31
@@ -198,16 +197,17 @@ def test_injected_deals_in_any_order_and_chips_at_the_limits_step_alike(mode, re
     hands_ahead = rules.max_hands if mode == "game" else 1
     low, high, pool_high = chip_reach(n, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus,
                                       hands_ahead, 0, 0, 0)
-    cores = [_on(backend, monkeypatch, SpoilFiveCore, games, rules=rules, mode=mode, reward=reward, seed=1)
+    cores = [_core(backend, monkeypatch, games, rules=rules, mode=mode, reward=reward, seed=1)
              for backend in (NUMPY, NUMBA)]
+    assert [core._kernels for core in cores] == [NUMPY[1], NUMBA[1]]
     rng = np.random.default_rng(7)
     for step in range(300):
-        masks = _on(NUMPY, monkeypatch, cores[0].legal_mask)
-        np.testing.assert_array_equal(_on(NUMBA, monkeypatch, cores[1].legal_mask), masks)
+        masks = cores[0].legal_mask()
+        np.testing.assert_array_equal(cores[1].legal_mask(), masks)
         weights = rng.random(masks.shape)
         weights[:, JINK] *= 100  # jink whenever offered: big wins
         actions = np.argmax(weights * masks, axis=1).astype(rng.choice([np.uint8, np.int32]))
-        results = [_on(backend, monkeypatch, core.step, actions) for backend, core in zip((NUMPY, NUMBA), cores)]
+        results = [core.step(actions) for core in cores]
         np.testing.assert_array_equal(results[1][0].view(np.uint32), results[0][0].view(np.uint32))
         np.testing.assert_array_equal(results[1][1], results[0][1])
         for field in STATE_FIELDS:
@@ -220,5 +220,5 @@ def test_injected_deals_in_any_order_and_chips_at_the_limits_step_alike(mode, re
             chips = np.full((k, n), CHIPS_MAX - high - pools.max()) if step % 2 else np.full((k, n), CHIPS_MIN - low)
             deal = dict(hands=order[:, : n * HAND_SIZE].reshape(k, n, HAND_SIZE), turnups=order[:, n * HAND_SIZE],
                         dealers=rng.integers(0, n, size=k), pools=pools, chips=chips)
-            for backend, core in zip((NUMPY, NUMBA), cores):
-                _on(backend, monkeypatch, core.reset, finished, **deal)
+            for core in cores:
+                core.reset(finished, **deal)

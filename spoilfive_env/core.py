@@ -3,7 +3,10 @@
 Every game sits at its own point (robbing, playing, the jink choice, finished). The core
 gives the player to act, the legal mask ``(B, 107)``, the observation of any seat, and
 applies one action per game. No Python loop runs over games; loops over seats and tricks
-do. Card strength comes from the lookup tables of :mod:`spoilfive_env.cards`.
+do. Card strength comes from the lookup tables of :mod:`spoilfive_env.cards`. The methods here
+define the rules; with Numba installed the four hot paths (the legal mask, the play of a card,
+the settling of a hand, the laying out of a deal) run as the same loops compiled
+(:mod:`spoilfive_env.core_kernel`; ``SPOILFIVE_CORE=auto|numba|numpy`` chooses).
 
 >>> import numpy as np
 >>> from spoilfive_env.core import SpoilFiveCore

@@ -55,15 +55,16 @@ class Lineup:
         self.agent_of_position = agent_of_position
         self.specs = specs
 
-    def reseed(self, seed: int) -> None:
-        """Restart every agent's random stream from ``seed`` (one independent stream each).
+    def reseed(self, seed: int, *, named_only: bool = False) -> None:
+        """Restart every agent's random stream from ``seed`` (one independent stream each); ``named_only``: only
+        the agents made from a name or a path (an agent object's generator is its owner's).
 
         If one agent's ``reseed`` raises, the agents before it get back the attributes their
         ``reseed`` replaced (a new generator, the seed), so a refused reset changes no stream."""
         before = [dict(getattr(agent, "__dict__", {})) for agent in self.agents]
         try:
-            for index, agent in enumerate(self.agents):
-                if hasattr(agent, "reseed"):
+            for index, (agent, spec) in enumerate(zip(self.agents, self.specs)):
+                if hasattr(agent, "reseed") and not (named_only and spec is agent):
                     agent.reseed(agent_seed(seed, index))
         except BaseException:
             for agent, attributes in zip(self.agents, before):
@@ -76,14 +77,6 @@ class Lineup:
         chosen = actions_in_core(self.agents[index], core, games, masks)
         # An agent object may be the user's own: name it if it breaks the act_batch contract.
         return checked_actions(f"opponent {self.specs[index]!r}", chosen, masks, games)
-
-
-def reseed_named(lineup: Lineup, seed: int) -> None:
-    """Restart the streams of the agents of ``lineup`` that were made from a name or a path (not objects, whose
-    generators are their owner's) from ``seed``, as :meth:`Lineup.reseed` does for them."""
-    for index, (agent, spec) in enumerate(zip(lineup.agents, lineup.specs)):
-        if spec is not agent and hasattr(agent, "reseed"):
-            agent.reseed(agent_seed(seed, index))
 
 
 def agent_seed(seed: int, index: int) -> int:

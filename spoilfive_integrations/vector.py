@@ -71,7 +71,7 @@ from spoilfive_env.env import render_table
 from spoilfive_env.observation import observation_bounds
 from spoilfive_env.rules import Rules, is_integer, make_rules
 
-from .opponents import reseed_named, resolve_opponents
+from .opponents import resolve_opponents
 
 ILLEGAL_ACTION_MODES = ("raise", "penalty")
 _CORE_STREAM = 0xC02E
@@ -208,7 +208,7 @@ class LearnerBatch:
         their own generators. A spec that does not load is refused, and the opponents stay."""
         lineup = resolve_opponents(opponents, self.rules)
         if self._seed is not None:
-            reseed_named(lineup, stream_seed(self._seed, _NEW_OPPONENTS_STREAM, self._lineups_seated + 1))
+            lineup.reseed(stream_seed(self._seed, _NEW_OPPONENTS_STREAM, self._lineups_seated + 1), named_only=True)
             self._lineups_seated += 1
         self.lineup = lineup
 

@@ -74,7 +74,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import actions as A
-from .backends import BACKENDS, LazyBackend
+from .backends import LazyBackend
 from .cards import (
     ACE,
     ACE_OF_TRUMPS,
@@ -823,10 +823,6 @@ class SpoilFiveCore:
         return over
 
 
-CORE_BACKENDS = BACKENDS
-"""``SPOILFIVE_CORE``: ``numba`` (the compiled loops of :mod:`spoilfive_env.core_kernel`), ``numpy``
-(:class:`SpoilFiveCore`'s methods, the definition) or ``auto`` (numba when it imports)."""
-
 NUMPY_KERNELS = CoreKernels(SpoilFiveCore._numpy_legal_mask, SpoilFiveCore._numpy_apply_play,
                             SpoilFiveCore._numpy_settle_hands, SpoilFiveCore._numpy_lay_out_deal)
 """The definition of the core's hot paths (``SPOILFIVE_CORE=numpy``)."""
@@ -836,7 +832,9 @@ _backend = LazyBackend("SPOILFIVE_CORE", NUMPY_KERNELS, "spoilfive_env.core_kern
 
 
 def core_backend() -> str:
-    """``"numba"`` or ``"numpy"``: which hot paths (mask, play, settling, deal) the cores run (``SPOILFIVE_CORE``)."""
+    """``"numba"`` or ``"numpy"``: which hot paths (mask, play, settling, deal) the cores run. ``SPOILFIVE_CORE``
+    chooses: ``numba`` (:mod:`spoilfive_env.core_kernel`), ``numpy`` (the methods, the definition) or ``auto``
+    (numba when it imports)."""
     return _backend.name()
 
 

@@ -184,8 +184,9 @@ def apply_play(core, games, actions, rewards, episode_done) -> None:
     rules = core.rules
     # One type for every caller's actions and games, so that one compiled version serves them all.
     games = games.astype(np.int64, copy=False)
-    _play_cards(games, actions[games].astype(np.int64), ended, winners, jink_won, core.num_players, rules.partnerships,
-                rules.allow_jink, core._side_of_seat, core.holder, core.played_by, core.trick_cards, core.trick_pos,
+    cards = actions[games].astype(np.int64, copy=False)
+    _play_cards(games, cards, ended, winners, jink_won, core.num_players, rules.partnerships, rules.allow_jink,
+                core._side_of_seat, core.holder, core.played_by, core.trick_cards, core.trick_pos,
                 core.led_card, core.leader, core.current, core.phase, core.tricks_won, core.trick_number,
                 core.trump, core.turnup, core.effective_suit, core.strength, core.robber, core.rob_seat,
                 core.rob_pending, core.jinker, core.void)

@@ -674,8 +674,9 @@ def profile(num_players: int = PEER_PLAYERS, batch_sizes=(1, PEER_BATCH), second
     try:
         for batch_size in batch_sizes:
             parts.update(_profile_batch(batch_size, num_players, count))
+        game = make_env(num_players=num_players)  # made before the clock starts: not part of a decision
         start = time.process_time()
-        decisions, _, _ = aec_loop(make_env(num_players=num_players), seconds)
+        decisions, _, _ = aec_loop(game, seconds)
     except KeyboardInterrupt:
         if not parts:
             raise

@@ -463,7 +463,7 @@ def test_profile_gives_the_aec_decision_in_cpu_microseconds(monkeypatch):
 
     monkeypatch.setattr(bench, "aec_loop", fake_loop)
     parts = bench.profile(batch_sizes=(1,), seconds=0.01, count=1)
-    assert parts["aec decision"] == pytest.approx(burned["cpu"] / 10 * 1e6, rel=0.5)  # env making included
+    assert parts["aec decision"] == pytest.approx(burned["cpu"] / 10 * 1e6, rel=0.5)
 
 
 def test_a_pettingzoo_peer_reports_the_decisions_of_its_loop_not_its_hands(monkeypatch):

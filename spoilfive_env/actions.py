@@ -43,6 +43,8 @@ def action_id(action) -> int:
     if isinstance(action, (bool, np.bool_)) or str(getattr(action, "dtype", "")) in ("bool", "torch.bool"):
         raise ValueError(f"an action is a whole number 0-{NUM_ACTIONS - 1} (an action id), got the bool {action!r}")
     try:
+        if getattr(action, "ndim", 0):  # torch takes any one-element tensor as an index; an action is 0-d
+            raise TypeError
         return operator.index(action)
     except TypeError:
         raise ValueError(f"an action is a whole number 0-{NUM_ACTIONS - 1} (an action id), got {action!r}") from None

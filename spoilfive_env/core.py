@@ -805,8 +805,8 @@ class SpoilFiveCore:
         else:
             over = np.ones(len(e), bool)
 
-        # In int64: a hand's gain can pass 2**31 (a jink won from negative chips, a pool near the limit) while
-        # the chips themselves stay in range (check_chip_headroom); in int32 it wrapped to a loss.
+        # In int64, as a wider pool allowed once needed; the limits now hold a hand's gain to HAND_CHIPS_MAX,
+        # which the float32 reward holds exactly.
         chips_change = (self.chips[e].astype(np.int64) - self.chips_at_hand_start[e]).astype(np.float32)
         if self.reward_mode == "chips":
             rewards[e] = chips_change

@@ -39,7 +39,7 @@ from .actions import NUM_ACTIONS, action_id, action_str
 from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
 from .observation import build_observation, observation_bounds
-from .rules import CHIPS_MAX, CHIPS_MIN, is_integer, make_rules
+from .rules import CHIPS_MAX, CHIPS_MIN, HAND_CHIPS_MAX, is_integer, table_rules
 
 RESET_OPTIONS = ("dealer", "hands", "turnup", "pool", "chips")
 SEQUENCES = (list, tuple, np.ndarray)  # what a list of cards or of chips may be given as
@@ -64,9 +64,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         modes = self.metadata["render_modes"]
         if render_mode is not None and not (isinstance(render_mode, str) and render_mode in modes):
             raise ValueError(f"render_mode={render_mode!r} is not allowed: choose None, 'ansi' or 'human'")
-        if num_players is None:  # make_rules reads None as "the default"; here it is a mistake
-            raise ValueError("num_players=None is not allowed: it must be an integer, 2 to 10")
-        self.rules = make_rules(num_players=num_players, **rules)
+        self.rules = table_rules(num_players, **rules)
         self.render_mode = render_mode
         self.core = SpoilFiveCore(1, rules=self.rules, mode=mode, reward=reward, deal=False)
         self.possible_agents = [f"player_{seat}" for seat in range(self.rules.num_players)]
@@ -171,12 +169,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if not is_integer(dealer) or not 0 <= dealer < n:
                 raise ValueError(f"'dealer' must be a seat 0-{n - 1}, got {dealer!r}")
             deal["dealers"] = np.array([int(dealer)])
-        # Chip counts are checked here against the engine's int32 range; the core checks that
+        # Chip counts are checked here against the engine's ranges; the core checks that
         # they leave room for the hands to come.
         if "pool" in options:
             pool = options["pool"]
-            if not is_integer(pool) or not 0 <= pool <= CHIPS_MAX:
-                raise ValueError(f"'pool' must be a whole number of chips 0 to {CHIPS_MAX}, got {pool!r}")
+            if not is_integer(pool) or not 0 <= pool <= HAND_CHIPS_MAX:
+                raise ValueError(f"'pool' must be a whole number of chips 0 to {HAND_CHIPS_MAX}, got {pool!r}")
             deal["pools"] = np.array([pool], dtype=np.int64)
         if "chips" in options:
             chips = options["chips"]

@@ -10,17 +10,18 @@ Traceback (most recent call last):
 ValueError: num_players=11 is not allowed: Spoil Five takes 2 to 10 players
 (5 cards each plus the turn-up must fit in 52)
 
-Limits. The engine keeps chips and the pool in 32-bit integers and counts hands in 16 bits,
-so the options must keep every reachable count in range: ``max_hands`` is at most
-``MAX_HANDS_LIMIT`` (32767), and over ``max_hands`` hands every player's chips must stay within
-``CHIPS_MIN`` to ``CHIPS_MAX`` (the int32 range) and the pool within 0 to ``CHIPS_MAX``
-(:func:`chip_reach` gives the worst case). Rules that could overflow are refused here, and a
+Limits. The engine keeps chips in 32-bit integers and counts hands in 16 bits, and gives rewards
+as float32, so the options must keep every reachable count in range: ``max_hands`` is at most
+``MAX_HANDS_LIMIT`` (32767); over ``max_hands`` hands every player's chips must stay within
+``CHIPS_MIN`` to ``CHIPS_MAX`` (the int32 range); and the pool, with the jink bonuses of one hand,
+at most ``HAND_CHIPS_MAX`` (2**24, to which float32 holds every whole number of chips, so a hand's
+reward is its exact chip change; :func:`chip_reach` gives the worst case). Rules that could overflow are refused here, and a
 core refuses a reset whose injected chips or pool could (:func:`check_chip_headroom`):
 
 >>> Rules(ante=2**30)
 Traceback (most recent call last):
 ...
-ValueError: ante=1073741824 is not allowed with these rules: ... ante may be at most 10737416
+ValueError: ante=1073741824 is not allowed with these rules: ... ante may be at most 83886
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ PARTNERSHIP_TABLE_SIZES = (4, 6)
 CHIPS_MIN = -(2**31)
 """Lowest chip count the engine can hold (int32)."""
 CHIPS_MAX = 2**31 - 1
-"""Highest chip count (and pool) the engine can hold (int32)."""
+"""Highest chip count the engine can hold (int32)."""
+HAND_CHIPS_MAX = 2**24
+"""Most chips a pool may hold, and one seat gain in one hand: rewards are float32, which hold every
+whole number of chips exactly only up to 2**24."""
 MAX_HANDS_LIMIT = 2**15 - 1
 """Most hands in one game: the engine counts hands in int16."""
 INTEGER_OPTIONS = ("num_players", "starting_chips", "ante", "spoil_ante", "dealer_ante", "jink_bonus",
@@ -51,8 +55,9 @@ def is_integer(value) -> bool:
 
 
 def chip_reach(num_players: int, ante: int, spoil_ante: int, dealer_ante: int, jink_bonus: int,
-               hands: int, chips_low: int, chips_high: int, pool: int) -> tuple[int, int, int]:
-    """The worst case over ``hands`` hands: ``(lowest chips, highest chips, largest pool)``.
+               hands: int, chips_low: int, chips_high: int, pool: int) -> tuple[int, int, int, int]:
+    """The worst case over ``hands`` hands: ``(lowest chips, highest chips, largest pool, largest gain
+    in one hand)``.
 
     Per hand a player pays at most the larger ante, the dealer's extra and one jink bonus, and
     the pool grows by at most every player's larger ante plus the dealer's extra. A player gains
@@ -62,11 +67,12 @@ def chip_reach(num_players: int, ante: int, spoil_ante: int, dealer_ante: int, j
     pool_high = pool + hands * (per_hand_ante * num_players + dealer_ante)
     low = chips_low - hands * (per_hand_ante + dealer_ante + jink_bonus)
     high = chips_high + pool_high + hands * jink_bonus * (num_players - 1)
-    return low, high, pool_high
+    return low, high, pool_high, pool_high + jink_bonus * (num_players - 1)
 
 
-def _fits(low: int, high: int, pool_high: int) -> bool:
-    return CHIPS_MIN <= low and high <= CHIPS_MAX and pool_high <= CHIPS_MAX
+def _fits(low: int, high: int, pool_high: int, hand_gain_high: int) -> bool:
+    # A hand's loss is at most its antes and one jink bonus, under the gain's bound.
+    return CHIPS_MIN <= low and high <= CHIPS_MAX and pool_high <= hand_gain_high <= HAND_CHIPS_MAX
 
 
 def check_chip_headroom(rules: Rules, hands: int, chips, pools) -> None:
@@ -78,22 +84,23 @@ def check_chip_headroom(rules: Rules, hands: int, chips, pools) -> None:
     n = rules.num_players
     chips = np.asarray(chips).reshape(-1, n)
     pools = np.broadcast_to(np.asarray(pools), (len(chips),)) if np.size(pools) else np.zeros(len(chips), int)
-    outside = pools[(pools < 0) | (pools > CHIPS_MAX)]
+    outside = pools[(pools < 0) | (pools > HAND_CHIPS_MAX)]
     if outside.size:
-        raise ValueError(f"pool {outside[0]} is not allowed: it must be 0 to {CHIPS_MAX} (the engine counts "
-                         "chips in 32 bits)")
+        raise ValueError(f"pool {outside[0]} is not allowed: it must be 0 to {HAND_CHIPS_MAX} (rewards are float32, "
+                         "exact in whole chips to 2**24)")
     outside = chips[(chips < CHIPS_MIN) | (chips > CHIPS_MAX)]
     if outside.size:
         raise ValueError(f"chips {outside[0]} is not allowed: chips must be {CHIPS_MIN} to {CHIPS_MAX} (the "
                          "engine counts chips in 32 bits)")
     # In range of int32, so the sums below cannot overflow int64.
     chips, pools = chips.astype(np.int64), pools.astype(np.int64)
-    low, high, pool_high = chip_reach(n, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus,
-                                      hands, 0, 0, 0)
+    low, high, pool_high, gain_high = chip_reach(n, rules.ante, rules.spoil_ante, rules.dealer_ante,
+                                                 rules.jink_bonus, hands, 0, 0, 0)
     within = f"within {hands} hand{'s' if hands != 1 else ''} under these rules"
-    if pools.size and (pools + pool_high).max() > CHIPS_MAX:
-        raise ValueError(f"pool {pools.max()} is not allowed: {within} the pool may grow by {pool_high} chips, "
-                         f"so it must be 0 to {CHIPS_MAX - pool_high} (the engine counts chips in 32 bits)")
+    if pools.size and (pools + gain_high).max() > HAND_CHIPS_MAX:
+        raise ValueError(f"pool {pools.max()} is not allowed: {within} a player may win it grown by {pool_high} "
+                         f"chips and {gain_high - pool_high} chips of jink bonuses in one hand, so it must be 0 to "
+                         f"{HAND_CHIPS_MAX - gain_high} (rewards are float32, exact in whole chips to 2**24)")
     if chips.size and chips.min() + low < CHIPS_MIN:
         raise ValueError(f"chips {chips.min()} is not allowed: {within} a player may pay {-low} chips, so "
                          f"chips must be at least {CHIPS_MIN - low} (the engine counts chips in 32 bits)")
@@ -177,12 +184,19 @@ class Rules:
                           values["starting_chips"], 0)
 
     def _check_reach(self) -> None:
-        """Refuse options whose chips or pool could leave the int32 range within ``max_hands`` hands."""
-        low, high, pool_high = self._reach()
-        if _fits(low, high, pool_high):
+        """Refuse options whose chips could leave the int32 range within ``max_hands`` hands, or whose pool
+        and one hand's jink bonuses could pass ``HAND_CHIPS_MAX``."""
+        low, high, pool_high, gain_high = self._reach()
+        if _fits(low, high, pool_high, gain_high):
             return
-        why = (f"over max_hands={self.max_hands} hands a player's chips could reach {low} to {high} and "
-               f"the pool {pool_high}, beyond the engine's 32-bit chip counters ({CHIPS_MIN} to {CHIPS_MAX})")
+        reasons = []
+        if not (CHIPS_MIN <= low and high <= CHIPS_MAX):
+            reasons.append(f"a player's chips could reach {low} to {high}, beyond the engine's 32-bit chip "
+                           f"counters ({CHIPS_MIN} to {CHIPS_MAX})")
+        if gain_high > HAND_CHIPS_MAX:
+            reasons.append(f"the pool could reach {pool_high} and a player gain {gain_high} chips in one hand, "
+                           f"beyond {HAND_CHIPS_MAX} (rewards are float32, exact in whole chips to 2**24)")
+        why = f"over max_hands={self.max_hands} hands " + ", and ".join(reasons)
         candidates = ("ante", "spoil_ante", "dealer_ante", "jink_bonus", "starting_chips", "max_hands")
         defaults = {field.name: field.default for field in dataclasses.fields(self)}
         # Blame an option the caller set before one left at its default: lowering either may fit.
@@ -249,3 +263,11 @@ def make_rules(num_players: int | None = None, preset: str | None = None, **opti
     if num_players is not None:
         options["num_players"] = num_players
     return Rules.preset(preset, **options) if preset is not None else Rules.from_options(**options)
+
+
+def table_rules(num_players, **options) -> Rules:
+    """:func:`make_rules` for an env's table: ``num_players`` is required there, where ``make_rules``
+    reads None as the default; an env given None would quietly seat 4."""
+    if num_players is None:
+        raise ValueError("num_players=None is not allowed: it must be an integer, 2 to 10")
+    return make_rules(num_players=num_players, **options)

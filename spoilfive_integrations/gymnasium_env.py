@@ -155,9 +155,10 @@ class SpoilFiveGymEnv(gymnasium.Env):
         if batch.over[0]:
             raise ValueError("the episode is over: call reset() to start the next one")
         chosen = np.asarray(action)
-        if chosen.shape not in ((), (1,)) or chosen.dtype.kind not in "iu":
-            raise ValueError(f"an action is one integer 0-{NUM_ACTIONS - 1}, got {action!r}; legal actions for the "
-                             f"learning seat {int(batch.seat[0])}: {batch.legal_actions_text(0)}")
+        if chosen.shape != () or chosen.dtype.kind not in "iu":  # Discrete's own rule: 0-d
+            raise ValueError(f"illegal action {action!r} for the learning seat {int(batch.seat[0])} (an action is a "
+                             f"whole number 0-{NUM_ACTIONS - 1}, an action id); legal actions: "
+                             f"{batch.legal_actions_text(0)}")
         actions = action_array(chosen.reshape(1), (1,))  # (a huge unsigned value named, not wrapped)
         illegal = batch.illegal(actions, self._everywhere, name_game=False)
         rewards, _ = batch.learner_step(actions, ~illegal, illegal)

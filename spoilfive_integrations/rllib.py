@@ -73,7 +73,7 @@ from spoilfive_env.actions import NUM_ACTIONS, action_id
 from spoilfive_env.core import SpoilFiveCore, checked_seed
 from spoilfive_env.env import raw_env
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import is_integer, make_rules
+from spoilfive_env.rules import is_integer, table_rules
 
 from .vector import (
     ILLEGAL_ACTION_MODES,
@@ -228,7 +228,7 @@ class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose one of "
                              f"{', '.join(ILLEGAL_ACTION_MODES)}")
-        self.rules = make_rules(num_players=num_players, **options)
+        self.rules = table_rules(num_players, **options)
         self.illegal_action = illegal_action
         self.num_games = B = num_games
         self.num_players = n = self.rules.num_players

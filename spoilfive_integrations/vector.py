@@ -69,7 +69,7 @@ from spoilfive_env.actions import NUM_ACTIONS, action_array, action_str, allowed
 from spoilfive_env.core import PHASE_DONE, SpoilFiveCore, check_fits_in_memory, checked_seed
 from spoilfive_env.env import render_table
 from spoilfive_env.observation import observation_bounds
-from spoilfive_env.rules import Rules, is_integer, make_rules
+from spoilfive_env.rules import Rules, is_integer, table_rules
 
 from .opponents import resolve_opponents
 
@@ -172,7 +172,7 @@ class LearnerBatch:
             raise ValueError(f"{num_envs_name}={num_envs!r} is not allowed: it must be an integer, 1 or more")
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed: choose 'raise' or 'penalty'")
-        self.rules = make_rules(num_players=num_players, **rules)
+        self.rules = table_rules(num_players, **rules)
         n = self.rules.num_players
         if seat is not None and not (is_integer(seat) and 0 <= seat < n):
             raise ValueError(f"seat={seat!r} is not allowed: give a seat 0-{n - 1}, or None to draw it at each reset")

@@ -19,7 +19,7 @@ from conftest import assert_same_state, core_fields, random_legal
 from spoilfive_env import SpoilFiveCore, env
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
 from spoilfive_env.observation import OBS_DIM
-from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, MAX_HANDS_LIMIT, Rules, make_rules
+from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, HAND_CHIPS_MAX, MAX_HANDS_LIMIT, Rules, make_rules
 
 NAN = float("nan")
 B = 3  # games in the core under test
@@ -72,7 +72,7 @@ RULES_CASES = [
     ({"num_players": 1}, "num_players=1 is not allowed: Spoil Five takes 2 to 10"),
     ({"num_players": 11}, "num_players=11 is not allowed: Spoil Five takes 2 to 10"),
     ({"num_players": np.int64(11)}, "num_players=11 is not allowed"),
-    ({"ante": 2**30}, "ante=1073741824 is not allowed with these rules: .* ante may be at most 10737416"),
+    ({"ante": 2**30}, "ante=1073741824 is not allowed with these rules: .* ante may be at most 83886"),
     ({"ante": 2**40}, "ante=1099511627776 is not allowed: it must be 0 to 2147483647"),
     ({"ante": -1}, "ante=-1 is not allowed: it must be 0 to 2147483647"),
     ({"ante": 1.5}, "ante=1.5 is not allowed: it must be an integer"),
@@ -86,7 +86,7 @@ RULES_CASES = [
     ({"spoil_ante": 2**29}, "spoil_ante=536870912 is not allowed with these rules"),
     ({"dealer_ante": 2**31}, "dealer_ante=2147483648 is not allowed: it must be 0 to 2147483647"),
     ({"dealer_ante": 10**8}, "dealer_ante=100000000 is not allowed with these rules"),
-    ({"jink_bonus": 10**8}, "jink_bonus=100000000 is not allowed with these rules: .* at most 14316556"),
+    ({"jink_bonus": 10**8}, "jink_bonus=100000000 is not allowed with these rules: .* at most 5592338"),
     ({"jink_bonus": "abc"}, "jink_bonus='abc' is not allowed: it must be an integer"),
     ({"jink_bonus": -2}, "jink_bonus=-2 is not allowed: it must be 0 to"),
     ({"starting_chips": 2**31}, "starting_chips=2147483648 is not allowed: it must be 0 to 2147483647"),
@@ -143,25 +143,38 @@ def ceiling_of(option: str, **others) -> int:
 
 
 @pytest.mark.parametrize("option", ["ante", "spoil_ante", "dealer_ante", "jink_bonus", "starting_chips"])
-def test_the_chip_limit_is_exact_and_the_largest_allowed_game_never_wraps(option):
-    """The largest accepted value plays whole games with chips + pool conserved (no int32 wrap)."""
+def test_the_chip_limit_is_exact_and_the_largest_allowed_game_never_wraps_and_pays_exact_rewards(option):
+    """The largest accepted value plays whole games with chips + pool conserved (no int32 wrap) and each hand's
+    float32 reward the seat's exact chip change (the antes and jink bonus are held to HAND_CHIPS_MAX)."""
     ceiling = ceiling_of(option, num_players=3, num_hands=2, max_hands=4)
+    why = ("a player's chips could reach .* beyond the engine's 32-bit chip counters .*" if option == "starting_chips"
+           else rf"the pool could reach \d+ and a player gain \d+ chips in one hand, beyond {HAND_CHIPS_MAX} "
+                r"\(rewards are float32, exact in whole chips to 2\*\*24\)")
     with pytest.raises(ValueError, match=f"^{option}={ceiling + 1} is not allowed with these rules: over max_hands=4 "
-                                         "hands a player's chips could reach .* beyond the engine's 32-bit chip "
-                                         f"counters .*, {option} may be at most {ceiling}$"):
+                                         f"hands {why}; with the other options as they are, {option} may be at most "
+                                         f"{ceiling}$"):
         Rules(**{option: ceiling + 1}, num_players=3, num_hands=2, max_hands=4)
     rules = Rules(**{option: ceiling}, num_players=3, num_hands=2, max_hands=4)
     core = SpoilFiveCore(64, rules=rules, mode="game", reward="chips", seed=1)
     total = core.chips.astype(np.int64).sum(axis=1) + core.pool
     rng = np.random.default_rng(1)
+    paid = np.zeros((64, 3), np.int64)
+    largest_reward = 0.0
     for _ in range(rules.max_hands * 20):
         mask = core.legal_mask()
-        core.step(random_legal(rng, mask))
+        rewards, _ = core.step(random_legal(rng, mask))
         np.testing.assert_array_equal(core.chips.astype(np.int64).sum(axis=1) + core.pool, total)
         assert (core.pool >= 0).all()
+        assert (rewards == np.rint(rewards)).all()
+        paid += rewards.astype(np.int64)
+        largest_reward = max(largest_reward, float(np.abs(rewards).max()))
         if core.done.all():
             break
     assert core.done.all()
+    # A game's rewards sum to its chip change (a game's last pool remainder is paid to nobody, as chips).
+    np.testing.assert_array_equal(paid, core.chips.astype(np.int64) - rules.starting_chips)
+    if option != "starting_chips":  # hands near the limit were played (past 2**24 float32 rounds: the sum sees it)
+        assert largest_reward > HAND_CHIPS_MAX / 8
 
 
 # ---------------------------------------------------------------------------- the core
@@ -244,8 +257,9 @@ RESET_CASES = [
     ({"where": ["0"]}, "where must be a bool mask"),
     ({"where": [None]}, "where must be a bool mask"),
     # pools: overflow, negative, floats, bools, strings, NaN, shape
-    ({"pools": 2**31}, "pool 2147483648 is not allowed: it must be 0 to 2147483647"),
-    ({"pools": 2**31 - 10}, "with a pool of 2147483638 is not allowed: .* at most 2147483637"),
+    ({"pools": 2**31}, r"pool 2147483648 is not allowed: it must be 0 to 16777216 \(rewards are float32"),
+    ({"pools": 2**24 - 9}, r"pool 16777207 is not allowed: within 1 hand under these rules a player may win it grown "
+                           r"by 4 chips and 6 chips of jink bonuses in one hand, so it must be 0 to 16777206 \("),
     ({"pools": 2**40}, "pool 1099511627776 is not allowed"),
     ({"pools": 2**70}, r"pools must be integers 0 or more, one or one per selected game \(3,\), got object"),
     ({"pools": -1}, r"pools must be integers 0 or more, .* got \[-1, -1, -1\]"),
@@ -297,7 +311,7 @@ def test_a_refused_core_reset_changes_nothing(arguments, needle):
 
 
 @pytest.mark.parametrize(("arguments", "needle"), [
-    ({"pools": [2**31 - 300, 0, 0]}, r"with a pool of 2147483348 is not allowed: within 50 hands"),
+    ({"pools": [2**24 - 200, 0, 0]}, r"pool 16777016 is not allowed: within 50 hands .* must be 0 to 16777010"),
     ({"chips": [[2**31 - 400] * N] * B}, "within 50 hands .* at most 2147483147"),
     ({"chips": [[CHIPS_MIN + 100] * N] * B}, "within 50 hands under these rules a player may pay 150 chips"),
 ])
@@ -455,10 +469,11 @@ ENV_RESET_CASES = [
     ({"options": "hands"}, "options must be a dict of reset options .* got str"),
     ({"options": [("pool", 1)]}, "options must be a dict of reset options .* got list"),
     # pool
-    ({"options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 2147483647, got 2147483648"),
-    ({"options": {"pool": 2**31 - 10}}, "with a pool of 2147483638 is not allowed"),
-    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips 0 to 2147483647, got -1"),
-    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips 0 to 2147483647, got 1.5"),
+    ({"options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 16777216, got 2147483648"),
+    ({"options": {"pool": 2**24 + 1}}, "'pool' must be a whole number of chips 0 to 16777216, got 16777217"),
+    ({"options": {"pool": 2**24 - 9}}, "pool 16777207 is not allowed: within 1 hand"),
+    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips 0 to 16777216, got -1"),
+    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips 0 to 16777216, got 1.5"),
     ({"options": {"pool": 2.0}}, "got 2.0"),
     ({"options": {"pool": np.float64(2)}}, "got np.float64\\(2.0\\)|got 2.0"),
     ({"options": {"pool": NAN}}, "got nan"),
@@ -500,7 +515,7 @@ ENV_RESET_CASES = [
      "the deal uses a card more than once: 5H"),
     ({"options": {"hands": [["5H"] * 5] * N, "turnup": "5H"}}, "the deal uses a card more than once: 5H$"),
     # a good seed beside a bad option: the generator must not be reseeded
-    ({"seed": 11, "options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 2147483647"),
+    ({"seed": 11, "options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 16777216"),
     ({"seed": 11, "options": {"chips": [1.5] * N}}, "'chips' must give one whole number"),
     ({"seed": 11, "options": {"dealer": 9}}, "'dealer' must be a seat"),
 ]
@@ -594,7 +609,7 @@ def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
     game = played_env(mode="game")
     before = env_snapshot(game)
     with pytest.raises(ValueError, match="within 50 hands"):
-        game.reset(options={"pool": 2**31 - 300})
+        game.reset(options={"pool": 2**24 - 200})
     assert_same_state(before, env_snapshot(game))
 
 

@@ -156,47 +156,52 @@ def _numba_available() -> bool:
 
 
 @pytest.mark.parametrize("reward", ["chips", "equity"])
-def test_a_hand_s_gain_beyond_32_bits_is_paid_as_a_gain_on_both_backends(reward, monkeypatch):
-    """A jink won from negative chips with a pool at the limit check_chip_headroom allows: the winner's gain
-    passes 2**31 while his chips stay in range. The NumPy definition subtracted in int32 and paid it as a loss
-    of about 2**31 (found by the review of the compiled core, which subtracts in int64)."""
+def test_the_largest_gain_the_limits_allow_is_paid_exactly_on_both_backends(reward, monkeypatch):
+    """A jink won from the lowest chips beside the largest pool check_chip_headroom allows: the winner's gain is
+    HAND_CHIPS_MAX, which float32 holds exactly, while his chips sit near int32's floor (where the NumPy definition
+    once subtracted in int32; found by the review of the compiled core). One chip more of pool is refused."""
     from spoilfive_env.actions import JINK
-    from spoilfive_env.rules import CHIPS_MAX, chip_reach
+    from spoilfive_env.rules import CHIPS_MIN, HAND_CHIPS_MAX, chip_reach
 
     rules = Rules(num_players=3, jink_bonus=1000)
-    _, high, pool_high = chip_reach(3, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus, 1, 0, 0, 0)
-    pool = CHIPS_MAX - pool_high
-    chips = CHIPS_MAX - high - pool  # negative: the most each seat may hold beside that pool
+    low, _, _, gain_high = chip_reach(3, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus, 1, 0, 0, 0)
+    pool, chips = HAND_CHIPS_MAX - gain_high, CHIPS_MIN - low
     hands = [[card_index(c) for c in hand.split()]  # seat 0 holds the top five trumps: all five tricks
              for hand in ("5S JS AH AS KS", "2C 3C 4C 6C 7C", "2D 3D 4D 6D 7D")]
     paid = {}
     for backend in (NUMPY, NUMBA) if core_kernel else (NUMPY,):  # the definition even without Numba
         core = _core(backend, monkeypatch, 1, rules=rules, reward=reward, deal=False)
+        with pytest.raises(ValueError, match=f"pool {pool + 1} is not allowed: .* must be 0 to {pool} "):
+            core.reset(hands=[hands], turnups=[card_index("QS")], dealers=[2], pools=[pool + 1], chips=[[chips] * 3])
         core.reset(hands=[hands], turnups=[card_index("QS")], dealers=[2], pools=[pool], chips=[[chips] * 3])
         while not core.done[0]:
             mask = core.legal_mask()[0]
             rewards, _ = core.step(np.array([JINK if mask[JINK] else np.flatnonzero(mask)[0]]))
-        assert core.last_jink_won[0] and core.chips[0, 0] == CHIPS_MAX - 1
-        gain = int(core.chips[0, 0]) - int(core.chips_at_hand_start[0, 0])
-        assert gain > 2**31
+        assert core.last_jink_won[0]
+        change = core.chips[0].astype(np.int64) - core.chips_at_hand_start[0]
+        assert change[0] == HAND_CHIPS_MAX - rules.ante  # the whole pool and both jink bonuses, less his ante
+        expected = change if reward == "chips" else change - core.pool_at_hand_start[0] / 3
+        if reward == "chips":
+            assert rewards[0].astype(np.int64).tolist() == change.tolist()  # exact, not rounded
+        else:  # a third of a pool: float32's rounding, one unit in the last place
+            np.testing.assert_array_max_ulp(rewards[0], expected.astype(np.float32), maxulp=1)
         paid[backend[0]] = rewards[0]
     np.testing.assert_array_equal(paid.get("numba", paid["numpy"]), paid["numpy"])
-    assert paid["numpy"][0] > 2**30  # a gain, never wrapped to a loss
 
 
 @needs_numba
 @pytest.mark.parametrize("mode, reward", [("hand", "chips"), ("game", "equity")])
 def test_injected_deals_in_any_order_and_chips_at_the_limits_step_alike(mode, reward, monkeypatch):
     """Resets by integer indices in shuffled order with injected hands, dealers, pools and chips at the edges
-    check_chip_headroom allows (a winner's gain beyond int32, float32 rounding of large pools)."""
+    check_chip_headroom allows (the largest pools, chips at both ends of int32)."""
     from spoilfive_env.cards import HAND_SIZE, NUM_CARDS
-    from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, chip_reach
+    from spoilfive_env.rules import CHIPS_MAX, CHIPS_MIN, HAND_CHIPS_MAX, chip_reach
 
     rules = Rules(num_players=3, jink_bonus=1000, ante=2, dealer_ante=1, num_hands=1, max_hands=2)
     n, games = rules.num_players, 64
     hands_ahead = rules.max_hands if mode == "game" else 1
-    low, high, pool_high = chip_reach(n, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus,
-                                      hands_ahead, 0, 0, 0)
+    low, high, _, gain_high = chip_reach(n, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus,
+                                         hands_ahead, 0, 0, 0)
     cores = [_core(backend, monkeypatch, games, rules=rules, mode=mode, reward=reward, seed=1)
              for backend in (NUMPY, NUMBA)]
     assert [core._kernels for core in cores] == [NUMPY[1], NUMBA[1]]
@@ -216,7 +221,8 @@ def test_injected_deals_in_any_order_and_chips_at_the_limits_step_alike(mode, re
         if len(finished):
             k = len(finished)
             order = np.argsort(rng.random((k, NUM_CARDS)), axis=1)
-            pools = CHIPS_MAX - pool_high - rng.integers(0, 1000 if step % 2 else CHIPS_MAX - pool_high, size=k)
+            pools = HAND_CHIPS_MAX - gain_high - rng.integers(0, 1000 if step % 2 else HAND_CHIPS_MAX - gain_high,
+                                                              size=k)
             chips = np.full((k, n), CHIPS_MAX - high - pools.max()) if step % 2 else np.full((k, n), CHIPS_MIN - low)
             deal = dict(hands=order[:, : n * HAND_SIZE].reshape(k, n, HAND_SIZE), turnups=order[:, n * HAND_SIZE],
                         dealers=rng.integers(0, n, size=k), pools=pools, chips=chips)

@@ -232,9 +232,10 @@ def test_raise_mode_refuses_an_illegal_action_and_changes_nothing():
             env.step(bad)
         assert_same_state(before, state_of(env))
     legal = ", ".join(f"{a} \\({action_str(a)}\\)" for a in np.flatnonzero(mask))
-    for not_an_action in (1.5, "3", [1, 2], None):
-        with pytest.raises(ValueError, match=rf"an action is one integer 0-106, got .*; legal actions for the learning "
-                                             rf"seat {info['seat']}: {legal}$"):
+    one = int(np.flatnonzero(mask)[0])
+    for not_an_action in (1.5, "3", [1, 2], None, [one], np.array([one]), np.array([[one]])):  # 0-d, as Discrete
+        with pytest.raises(ValueError, match=rf"illegal action .* for the learning seat {info['seat']} \(an action is "
+                                             rf"a whole number 0-106, an action id\); legal actions: {legal}$"):
             env.step(not_an_action)
         assert_same_state(before, state_of(env))
     env.step(int(np.flatnonzero(mask)[0]))  # still playable

@@ -214,7 +214,8 @@ def test_the_aec_env_takes_any_whole_number_and_names_what_is_not_one():
         assert game.agent_selection != acting
     game = env(num_players=3)
     game.reset(seed=4)
-    for odd in (3.0, np.array(2.0), torch.tensor(3.0), "3", np.array([3])):
+    # One element in a list, an array or a tensor is not 0-d (torch alone would take it as an index).
+    for odd in (3.0, np.array(2.0), torch.tensor(3.0), "3", np.array([3]), torch.tensor([3]), torch.tensor([[3]])):
         with pytest.raises(ValueError, match=r"\(an action is a whole number 0-106, an action id\); legal actions: "):
             game.step(odd)
     with pytest.raises(ValueError, match="agent 'player_9' is not at this table"):
@@ -360,6 +361,30 @@ def test_odd_option_types_and_a_num_envs_for_one_seat_are_refused_in_words():
         gymnasium.make(GYMNASIUM_ID, render_mode=np.array(["ansi"]))
     with pytest.raises(ValueError, match=r"num_envs is not an option of the one-seat env: .*gymnasium\.make_vec"):
         gymnasium.make(GYMNASIUM_ID, num_envs=2)
+
+
+
+def test_every_env_refuses_num_players_none_where_the_rules_alone_read_it_as_the_default():
+    """``make_rules(num_players=None)`` is the default table; an env given None would quietly seat 4."""
+    makers = [
+        lambda: spoilfive_env.env(num_players=None),
+        lambda: gymnasium.make(GYMNASIUM_ID, num_players=None),
+        lambda: gymnasium.make_vec(GYMNASIUM_ID, num_envs=2, vectorization_mode="vector_entry_point",
+                                   num_players=None),
+    ]
+    try:
+        from spoilfive_integrations.sb3 import SpoilFiveSB3VecEnv
+        makers.append(lambda: SpoilFiveSB3VecEnv(2, num_players=None))
+    except ImportError:  # (stable-baselines3 is an extra)
+        pass
+    try:
+        from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
+        makers.append(lambda: SpoilFiveMultiAgentEnv({"num_games": 2, "num_players": None}))
+    except ImportError:  # (ray[rllib] is an extra)
+        pass
+    for make in makers:
+        with pytest.raises(ValueError, match=r"num_players=None is not allowed: it must be an integer, 2 to 10"):
+            make()
 
 
 # ------------------------------------------------ an opponent that fails half-way through a step

@@ -222,8 +222,9 @@ class Args:
     save_every: int = 25
     """write checkpoint.pt every this many iterations"""
     resume: bool = False
-    """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only the stopping, device,
-    thread, output, --eval-every, --final-eval-deals, --ray/--workers and --ship-as options may be given beside it
+    """continue the run from runs/<run name>/checkpoint.pt with its own arguments; only what names the run
+    (--run-name and --runs-dir, or --exp-name and --seed without --run-name), the stopping, device, thread,
+    output, --eval-every, --final-eval-deals, --ray/--workers and --ship-as options may be given beside it
     (--total-decisions counts the whole run, --time-limit this session; --eval-deals and --eval-players stay the
     run's, so that its evaluations compare)"""
     ray: str | None = None
@@ -543,10 +544,13 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
     if "workers" in given and "ray" not in given:
         parser.error("--workers is for --ray: add --ray [ADDRESS] (rollout workers on a Ray cluster), "
                      "or leave --workers out to roll out in this process")
-    fixed = sorted(given - set(RESUME_OVERRIDES) - set(RESUME_LOCATORS) - set(PLACEMENT)) if args.resume else []
+    # --exp-name and --seed name the run only without --run-name; beside it they would be ignored.
+    locators = RESUME_LOCATORS[:2] if "run_name" in given else RESUME_LOCATORS
+    fixed = sorted(given - set(RESUME_OVERRIDES) - set(locators) - set(PLACEMENT)) if args.resume else []
     if fixed:
-        parser.error(f"{flag(fixed[0])} cannot change when resuming (the run keeps its own); with --resume "
-                     f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + RESUME_LOCATORS + PLACEMENT))}")
+        named = "; --run-name names it" if set(fixed) & set(RESUME_LOCATORS) else ""
+        parser.error(f"{flag(fixed[0])} cannot change when resuming (the run keeps its own{named}); with --resume "
+                     f"give only {', '.join(map(flag, RESUME_OVERRIDES[:-1] + locators + PLACEMENT))}")
     return args, given
 
 
@@ -792,6 +796,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         known = {f.name for f in dataclasses.fields(Args)}
         args = Args(**{**{k: v for k, v in saved.items() if k in known},
                        **{k: getattr(args, k) for k in RESUME_OVERRIDES if k in given},
+                       **{k: getattr(args, k) for k in ("run_name", "runs_dir") if k in given},  # where it is now
                        **{k: getattr(args, k) for k in PLACEMENT}})
         try:
             check_args(args)

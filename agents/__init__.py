@@ -56,7 +56,7 @@ resampled by the shipped belief about each other hand's trump count (``belief=tr
 nine fresh seeds at 3 to 5 players), and a jink only where it succeeds in three quarters of the sampled
 deals, a claim otherwise (``jink_confidence=0.75``: +0.57 +- 0.13 points of pool share at 3 players for
 -0.017 +- 0.006 equity a hand, paired on three fresh seeds, and no loss of share at 4 and 5 players on two
-each); about 38 ms of one core a decision at 4 players."""
+each); about 22 ms of one core a decision at 4 players (README, "The strongest agent")."""
 
 
 def built_in_names() -> list[str]:

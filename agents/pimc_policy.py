@@ -346,6 +346,10 @@ class PolicyPIMCAgent(PIMCAgent):
         return self.policy.log_probs(observations, masks)
 
 
+class NoDecisionsMet(ValueError):
+    """:func:`decision_times` met no decision to time in its games."""
+
+
 def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, decisions: int = 50,
                    seed: int = 0) -> dict:
     """Milliseconds per decision of each agent, one decision at a time on one thread.
@@ -375,6 +379,9 @@ def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, dec
         states += [(observations[g], masks[g]) for g in pick]
         core.step(core_rule_actions(core, masks, True), where=~core.done)
         steps += 1
+    if not states:  # a time of nothing would read as 0 ms a decision
+        raise NoDecisionsMet(f"no searched decision (one with more than one legal action) was met in {decisions} "
+                         f"game{'s' if decisions != 1 else ''} at {num_players} players: give more decisions")
     cpu, wall = {}, {}
     for spec in specs:
         agent = load_agent(spec, seed=seed)
@@ -382,8 +389,8 @@ def decision_times(specs=("best", "pimc_ppo", "pimc"), num_players: int = 4, dec
         started, started_wall = time.process_time(), time.perf_counter()
         for observation, mask in states:
             agent.act_batch(observation[None], mask[None])
-        cpu[spec] = 1000 * (time.process_time() - started) / max(1, len(states))
-        wall[spec] = 1000 * (time.perf_counter() - started_wall) / max(1, len(states))
+        cpu[spec] = 1000 * (time.process_time() - started) / len(states)
+        wall[spec] = 1000 * (time.perf_counter() - started_wall) / len(states)
     return {"players": num_players, "decisions": len(states), "cpu_ms_per_decision": cpu,
             "wall_ms_per_decision": wall}
 
@@ -436,6 +443,8 @@ def main(argv=None) -> int:
     refuse_bad_agents(parser, "--agents", specs, observations_only=True)
     try:
         times = decision_times(specs=specs, num_players=args.players, decisions=args.decisions)
+    except NoDecisionsMet as error:  # said before any agent is timed
+        parser.error(f"--decisions {args.decisions}: {error}")
     except KeyboardInterrupt:
         exit_interrupted("Ctrl-C: timing stopped, nothing reported")
     print(json_text(times) if args.json else format_times(times))

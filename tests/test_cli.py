@@ -131,6 +131,11 @@ def out_of_range_values(train):
         (["--num-games", "many"], "--num-games: 'many' is not allowed: it must be a whole number, at least 1"),
         (["--resume", "--num-games", "8"], "--num-games cannot change when resuming (the run keeps its own); with "
                                            "--resume give only --total-decisions"),
+        # Beside --run-name, --seed and --exp-name name nothing: they were ignored, the run keeping its own.
+        (["--resume", "--run-name", "b1", "--seed", "99"],
+         ("--seed cannot change when resuming (the run keeps its own; --run-name names it); with --resume give "
+          "only --total-decisions", "--run-name, --runs-dir, --ray")),
+        (["--resume", "--run-name", "b1", "--exp-name", "other"], "--exp-name cannot change when resuming"),
         (["--league", "self=1,opponent=1"], "draws opponent tables: name their agent with --opponent SPEC"),
         (["--opponent", "ppo-20min"], "--opponent 'ppo-20min' would play no table: give it a weight"),
         (["--league", "self=1,opponent=1", "--opponent", "nobody"],

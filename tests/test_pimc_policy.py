@@ -426,6 +426,9 @@ def test_bad_jink_confidence_says_what_is_allowed(bad):
     (["4", "--agents", "random,,greedy"], "--agents 'random,,greedy': an empty item"),  # blanks were dropped
     (["4", "--agents", "random,greedy,"], "--agents 'random,greedy,': an empty item"),
     (["4", "--agents", "random, greedy,random"], "give each agent once (random more than once)"),  # was timed once
+    # The one game at 9 players gives no decision at its drawn point: 0 ms a decision was printed as measured.
+    (["9", "--decisions", "1", "--agents", "random"], "--decisions 1: no searched decision (one with more than one "
+                                                      "legal action) was met in 1 game at 9 players: give more"),
 ])
 def test_the_timing_command_refuses_bad_flags_in_one_line(argv, says, capsys):
     from agents.pimc_policy import main

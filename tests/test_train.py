@@ -162,6 +162,9 @@ def test_resume_continues_the_run(smoke_run, tmp_path):
     after = json.loads(proc.stdout)["progress"]  # --json: standard output is the summary alone
     assert after == json.loads((run / "summary.json").read_text())["progress"]
     assert "Resuming run" in proc.stderr and "resume it:" in proc.stderr
+    # The run was copied here from another --runs-dir: it is watched where it is now, not where it was made.
+    watch = next(line for line in proc.stderr.splitlines() if "watch it:" in line)
+    assert watch.endswith(f"--logdir {tmp_path}") and str(smoke_run.parent) not in watch, watch
     assert after["iteration"] > before["iteration"] and after["decisions"] > before["decisions"]
     _, data = load_checkpoint(run / "checkpoint.pt")
     assert data["args"]["num_games"] == 2048  # the run's own arguments came back

@@ -15,8 +15,9 @@ as float32, so the options must keep every reachable count in range: ``max_hands
 ``MAX_HANDS_LIMIT`` (32767); over ``max_hands`` hands every player's chips must stay within
 ``CHIPS_MIN`` to ``CHIPS_MAX`` (the int32 range); and the pool, with the jink bonuses of one hand,
 at most ``HAND_CHIPS_MAX`` (2**24, to which float32 holds every whole number of chips, so a hand's
-reward is its exact chip change; :func:`chip_reach` gives the worst case). Rules that could overflow are refused here, and a
-core refuses a reset whose injected chips or pool could (:func:`check_chip_headroom`):
+reward is its exact chip change; :func:`chip_reach` gives the worst case). Rules that could overflow
+are refused here, and a core refuses a reset whose injected chips or pool could
+(:func:`check_chip_headroom`):
 
 >>> Rules(ante=2**30)
 Traceback (most recent call last):

@@ -56,6 +56,7 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.env.env_context import EnvContext
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.policy import (
@@ -152,6 +153,20 @@ def checked_action_dict(action_dict: Mapping, index: Mapping[str, int], illegal_
     return rows, chosen
 
 
+_ENVS_MADE = "_spoilfive_envs_made"
+"""The attribute an ``EnvContext`` counts the envs made from it in (:meth:`CoreBatchMultiAgentEnv.read_config`)."""
+
+
+def _seed_at(place: tuple[int, int], seed: int | None) -> int | None:
+    """``seed`` for the env at ``place`` (its runner's ``worker_index``, its index in the runner): itself at
+    ``(0, 0)``, else mixed with the place. RLlib's pre-check resets every env it makes with ``seed=42``, and
+    then samples on (without ``config.debugging(seed=...)``, from the env's own generator): every env of every
+    runner would deal the same games."""
+    if seed is None or place == (0, 0):
+        return seed
+    return int(np.random.SeedSequence([seed, *place]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
 class CoreBatchMultiAgentEnv(MultiAgentEnv):
     """What the two RLlib envs of one core batch share: their ``env_config`` read and checked, and their agents
     declared with their spaces."""
@@ -162,9 +177,10 @@ class CoreBatchMultiAgentEnv(MultiAgentEnv):
     @staticmethod
     def read_config(config, own: tuple[str, ...], env_name: str,
                     hints: Mapping[str, str]) -> tuple[dict, int, int | None]:
-        """RLlib's ``env_config`` (a dict or ``EnvContext``) checked: ``(the other options, num_games, seed)``, the
-        seed plus the env runner's ``worker_index``; an unknown key refused naming ``own`` keys and the rules
-        options (``hints``: a sentence for a key that belongs elsewhere)."""
+        """RLlib's ``env_config`` (a dict or ``EnvContext``) checked: ``(the other options, num_games, seed, place)``,
+        the seed plus the env runner's ``worker_index`` (mixed with the env's index in its runner after the
+        first), the place ``(worker_index, index)`` for :func:`_seed_at`; an unknown key refused naming ``own``
+        keys and the rules options (``hints``: a sentence for a key that belongs elsewhere)."""
         if config is not None and not isinstance(config, Mapping):
             raise ValueError(f"config must be a dict of env options (RLlib's env_config), got {type(config).__name__}")
         options = dict(config or {})
@@ -172,10 +188,17 @@ class CoreBatchMultiAgentEnv(MultiAgentEnv):
         num_games = options.pop("num_games", 64)
         if not is_integer(num_games) or num_games < 1:
             raise ValueError(f"num_games={num_games!r} is not allowed: it must be a positive integer")
+        worker = int(getattr(config, "worker_index", 0) or 0)
+        # RLlib (2.60) makes every env of an env runner (num_envs_per_env_runner) from one EnvContext, whose
+        # vector_index stays 0: counted on it, each env has a place of its own.
+        index = int(getattr(config, "vector_index", 0) or 0)
+        if isinstance(config, EnvContext):
+            index += config.__dict__.get(_ENVS_MADE, 0)
+            config.__dict__[_ENVS_MADE] = config.__dict__.get(_ENVS_MADE, 0) + 1
         seed = checked_seed(options.pop("seed", None))
         if seed is not None:
-            seed += int(getattr(config, "worker_index", 0))
-        return options, int(num_games), seed
+            seed = _seed_at((0, index), seed + worker)  # the first env of a runner: seed + worker_index, as before
+        return options, int(num_games), seed, (worker, index)
 
     def declare_agents(self, ids: list[str], num_players: int) -> None:
         """``ids`` as the env's agents (``possible_agents``, each one's row in :attr:`_index`), each observing the AEC
@@ -214,7 +237,7 @@ class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
 
     def __init__(self, config: dict | None = None):
         super().__init__()
-        options, num_games, seed = self.read_config(
+        options, num_games, seed, self._place = self.read_config(
             config, CONFIG_KEYS, "SpoilFiveMultiAgentEnv",
             {"num_envs": "the number of games is num_games",
              "opponents": "RLlib's policies play every seat here (policy_mapping_fn)",
@@ -240,7 +263,7 @@ class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a new episode in every game; observations of the seat to act in each."""
-        seed = checked_reset(seed, options, type(self).__name__)
+        seed = _seed_at(self._place, checked_reset(seed, options, type(self).__name__))
         if seed is not None:
             self.core.rng = np.random.default_rng(seed)
         self.core.reset()
@@ -346,7 +369,7 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
 
     def __init__(self, config: dict | None = None):
         super().__init__()
-        options, num_games, seed = self.read_config(config, OPPONENTS_CONFIG_KEYS, type(self).__name__,
+        options, num_games, seed, self._place = self.read_config(config, OPPONENTS_CONFIG_KEYS, type(self).__name__,
                                                     {"num_envs": "the number of games is num_games",
                                                      "render_mode": "this env does not render"})
         self.batch = LearnerBatch(num_games, num_envs_name="num_games",
@@ -364,7 +387,7 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
         """Deal a new episode in every game, the opponents moving up to each learner's first decision.
 
         ``seed`` (an int) reseeds the deals, seats and opponents, and reproduces them."""
-        seed = checked_reset(seed, options, type(self).__name__)
+        seed = _seed_at(self._place, checked_reset(seed, options, type(self).__name__))
         if seed is not None:
             self.batch.seed(seed)  # first: an opponent's reseed may fail, and then nothing has changed
             self._seat_rng = np.random.default_rng(seed)

@@ -9,12 +9,17 @@ moved, with the rewards of that step and the NEXT seat's observation as ``obs_ne
 the last card ends a hand only that seat's transition sees the hand's rewards and is marked
 terminal, and every value bootstrap looks at another seat's view. Before the advantages are
 computed, :class:`SeatTrajectories` makes each seat's transitions a trajectory of their own:
-``obs_next`` becomes that seat's own next decision in the hand, its last decision of the hand
-gets its share of the hand's rewards and is marked terminal for it. GAE then runs over each
-seat's decisions as over a single-agent episode (use ``gamma = 1``: a hand's result is all
-that counts). A hand cut short by truncation (a wrapper's; the env itself never truncates) ends
-every seat's trajectory there as terminal, with the rewards the cut step gave: no seat has an
-observation of its own after the cut to bootstrap from.
+``obs_next`` becomes that seat's own next decision in the episode, each reward a step pays a
+seat goes to that seat's latest decision up to the step (a hand's end pays every seat; under
+``mode="game"`` hands end inside the episode, a game), and the seat's last decision of the
+episode is marked terminal for it. GAE then runs over each seat's decisions as over a
+single-agent episode (use ``gamma = 1``: a hand's result is all that counts). A hand cut short
+by truncation (a wrapper's; the env itself never truncates) ends every seat's trajectory there
+as terminal, with the rewards the cut step gave: no seat has an observation of its own after the
+cut to bootstrap from. Where the collection stops inside an episode, each seat's last decision
+there is marked truncated and bootstraps from its own view, so that no seat's advantages run on
+into another game's decisions (a reward paid after it, in the next collection, has no decision
+of that batch to go to).
 
 It is a drop-in for Tianshou's ``MultiAgentOnPolicyAlgorithm``, built for any table size from
 ``env.agents``; ``examples/tianshou_ppo.py`` maps every seat to one shared ``PPO``::
@@ -126,29 +131,43 @@ class SeatTrajectories(MultiAgentOnPolicyAlgorithm):
         seats = np.array([self.seat_of_agent[agent] for agent in batch.obs.agent_id])
         steps = np.arange(len(seats))
         ends = np.asarray(batch.terminated, bool) | np.asarray(batch.truncated, bool)
-        # Each environment's transitions lie in a sub-buffer of their own, in time order; a hand starts
-        # after a hand's end or where another environment's transitions start.
+        raw = np.asarray(batch.rew)  # (transitions, seats): every seat's rewards of each step
+        # Each environment's transitions lie in a sub-buffer of their own, in time order; an episode (a hand, or
+        # a game under mode="game") starts after an episode's end or where another environment's start.
         game = np.searchsorted(buffer.subbuffer_edges, indices, side="right") - 1
         starts = np.concatenate([[True], ends[:-1] | (game[1:] != game[:-1])])
-        hand = np.cumsum(starts) - 1  # hand number of each transition
-        finished = np.zeros(hand[-1] + 1 if len(hand) else 0, bool)
-        finished[hand[ends]] = True
-        # Each seat's decisions of a hand in time order; `following` is the seat's next one.
-        order = np.lexsort((steps, seats, hand))
-        same = (hand[order][1:] == hand[order][:-1]) & (seats[order][1:] == seats[order][:-1])
+        episode = np.cumsum(starts) - 1  # episode number of each transition
+        finished = np.zeros(episode[-1] + 1 if len(episode) else 0, bool)
+        finished[episode[ends]] = True
+        # Each seat's decisions of an episode in time order; `following` is the seat's next one.
+        order = np.lexsort((steps, seats, episode))
+        same = (episode[order][1:] == episode[order][:-1]) & (seats[order][1:] == seats[order][:-1])
         following = np.full(len(seats), -1)
         following[order[:-1][same]] = order[1:][same]
         has_next = following >= 0
         batch.obs_next[has_next] = batch.obs[following[has_next]]
-        # The seat's last decision of a finished hand: its share of the hand's rewards, terminal.
-        terminated = ~has_next & finished[hand]
-        hand_rewards = np.zeros((len(finished), np.asarray(batch.rew).shape[1]))  # (hands, seats)
-        hand_rewards[hand[ends]] = np.asarray(batch.rew)[ends]
-        rewards = np.zeros_like(np.asarray(batch.rew))
-        rewards[terminated, seats[terminated]] = hand_rewards[hand[terminated], seats[terminated]]
-        batch.rew, batch.terminated = rewards, terminated
-        batch.done = terminated | np.asarray(batch.truncated, bool)
-        buffer.rew[indices], buffer.terminated[indices], buffer.done[indices] = rewards, terminated, batch.done
+        # A seat's last decision of a finished episode is terminal; of one the collection stopped in, truncated,
+        # bootstrapping from its own view (Tianshou marks only each sub-buffer's last transition unfinished, so
+        # the other seats' advantages ran on into the next game's).
+        terminated = ~has_next & finished[episode]
+        truncated = ~has_next & ~finished[episode]
+        batch.obs_next[truncated] = batch.obs[truncated]
+        # Each reward to the seat it is paid to, at that seat's latest decision of the episode up to it: a hand's
+        # end pays every seat, and under mode="game" hands end inside the episode. A reward before the seat's
+        # first decision in this batch (an episode begun in an earlier collection) has no decision to go to.
+        paid_at, paid_to = np.nonzero(raw)
+        width = len(seats) + 1
+        keys = (episode[order] * raw.shape[1] + seats[order]) * width + order  # sorted: order is time order
+        wanted = (episode[paid_at] * raw.shape[1] + paid_to) * width + paid_at
+        found = np.searchsorted(keys, wanted, side="right") - 1
+        decision = order[np.clip(found, 0, None)]
+        credited = (found >= 0) & (episode[decision] == episode[paid_at]) & (seats[decision] == paid_to)
+        rewards = np.zeros_like(raw)
+        np.add.at(rewards, (decision[credited], paid_to[credited]), raw[paid_at[credited], paid_to[credited]])
+        batch.rew, batch.terminated, batch.truncated = rewards, terminated, truncated
+        batch.done = terminated | truncated
+        buffer.rew[indices], buffer.terminated[indices] = rewards, terminated
+        buffer.truncated[indices], buffer.done[indices] = truncated, batch.done
         return super()._preprocess_batch(batch, buffer, indices)
 
 

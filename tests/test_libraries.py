@@ -429,6 +429,42 @@ def test_rllib_each_env_runner_deals_from_its_seed_plus_its_worker_index():
     assert dealt_on(5, worker_index=2) != dealt_on(5)
 
 
+@pytest.mark.parametrize("env_name", ["SpoilFiveMultiAgentEnv", "SpoilFiveAgainstOpponentsEnv"])
+def test_rllib_the_envs_of_one_env_runner_and_of_each_runner_are_not_copies(env_name):
+    """RLlib makes every env of a runner (num_envs_per_env_runner) from one EnvContext whose vector_index is 0, and
+    its pre-check resets each env it makes with seed=42: every env of every runner dealt the same games. Each
+    env now has a place of its own (its runner's worker_index, its index in the runner) that it mixes into a
+    seed; the first env of runner 0 keeps its seeds, and the same runner made again deals the same."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.env_context import EnvContext
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    import spoilfive_integrations.rllib as rllib
+
+    env_class = getattr(rllib, env_name)
+    env_config = {"num_games": 8, "num_players": 3, "seed": 0}
+
+    def runner_deals():
+        config = (PPOConfig().environment(env_class, env_config=env_config)
+                  .env_runners(num_env_runners=0, num_envs_per_env_runner=3)
+                  .multi_agent(policies={"shared"}, policy_mapping_fn=rllib.shared_policy)
+                  .rl_module(rl_module_spec=rllib.masked_module_spec(hidden=(16,))))
+        runner = MultiAgentEnvRunner(config=config)
+        try:
+            return [env.unwrapped.core.turnup.tolist() for env in runner.env.envs]
+        finally:
+            runner.stop()
+
+    deals = runner_deals()
+    assert len({tuple(turnups) for turnups in deals}) == 3 and runner_deals() == deals
+    plain = env_class(env_config)  # made by hand: reset(seed=s) deals as seed s, exactly
+    plain.reset(seed=42)
+    assert plain.core.turnup.tolist() == deals[0]
+    remote = env_class(EnvContext(env_config, worker_index=1))  # another runner's first env
+    remote.reset(seed=42)
+    assert remote.core.turnup.tolist() not in deals
+
+
 def test_rllib_reset_with_seed_0_reseeds_as_any_other_seed_does():
     from spoilfive_integrations.rllib import SpoilFiveMultiAgentEnv
 
@@ -1143,14 +1179,57 @@ def test_tianshou_with_two_environments_keeps_each_seat_s_trajectory_in_its_own_
     for agent in env.agents:
         own = processed[agent]
         rows = np.flatnonzero(agent_ids == agent)
-        terminal = np.asarray(own.terminated)
-        for k, row in enumerate(rows[:-1]):
-            if hand[row] == hand[rows[k + 1]]:  # the seat's next decision, same game and hand
-                assert not terminal[k] and np.array_equal(np.asarray(own.obs_next.obs)[k], observations[rows[k + 1]])
-            else:  # its last decision of the hand: terminal if the hand was finished, else left as stored
-                assert terminal[k] == ends[(hand == hand[row])].any()
-                assert np.array_equal(np.asarray(own.obs_next.obs)[k], stored_next[row])
-        assert terminal[-1] == ends[hand == hand[rows[-1]]].any()
+        terminal, cut = np.asarray(own.terminated), np.asarray(own.truncated)
+        for k, row in enumerate(rows):
+            if k + 1 < len(rows) and hand[row] == hand[rows[k + 1]]:  # the seat's next decision, same game and hand
+                assert not terminal[k] and not cut[k]
+                assert np.array_equal(np.asarray(own.obs_next.obs)[k], observations[rows[k + 1]])
+            elif ends[hand == hand[row]].any():  # its last decision of a finished hand: terminal
+                assert terminal[k] and not cut[k] and np.array_equal(np.asarray(own.obs_next.obs)[k], stored_next[row])
+            else:  # of a hand the collection stopped in: truncated there, its own view to bootstrap from (GAE's
+                # chain cut: Tianshou marks only a sub-buffer's last transition unfinished, and the seat's
+                # advantage ran on into the other game's)
+                assert cut[k] and not terminal[k] and np.array_equal(np.asarray(own.obs_next.obs)[k], observations[row])
+        # GAE, worked out game by game from the processed batch, is what the algorithm computed
+        critic = algorithm._submodules[0].critic  # (one shared PPO: every seat's)
+        value_next = critic(own.obs_next).detach().flatten().numpy() * ~terminal
+        advantage, carried, lam = np.zeros(len(rows)), 0.0, algorithm._submodules[0].gae_lambda  # (gamma is 1)
+        for k in reversed(range(len(rows))):
+            carried = np.asarray(own.rew)[k] + value_next[k] - own.v_s.numpy()[k] + (
+                0.0 if terminal[k] or cut[k] else lam * carried)
+            advantage[k] = carried
+        assert game[rows][-1] != game[rows][0]  # (the seat played in both games: a chain could have joined them)
+        np.testing.assert_allclose(own.adv.numpy(), advantage, atol=1e-5)
+
+
+@needs_tianshou
+def test_tianshou_under_game_mode_every_hand_s_rewards_reach_the_seat_they_are_paid_to():
+    """Under mode="game" an episode is a whole game and each hand's rewards come when it ends, inside the episode.
+    Only the rewards of the episode's last step were kept (the rest set to 0): a seat's rewards now go, each, to
+    its latest decision up to the step that paid them, and every seat's total is the env's."""
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv, PettingZooEnv
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    players = 3
+    env, algorithm = seat_trajectories(players)
+    buffer = VectorReplayBuffer(20_000, 1)
+    games = DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players, mode="game"))])
+    games.seed(0)
+    with policy_within_training_step(algorithm.policy):
+        Collector(algorithm, games, buffer).collect(n_episode=2, reset_before_collect=True)
+    batch, indices = buffer.sample(0)
+    raw, agent_ids = np.asarray(batch.rew).copy(), np.asarray(batch.obs.agent_id)
+    paid_steps = np.flatnonzero(np.abs(raw).sum(axis=1) > 0)
+    assert len(paid_steps) > 2 * 2  # hands ended inside each game, not only at its end
+    processed = algorithm._preprocess_batch(batch, buffer, indices)
+    for agent, seat in env.agent_idx.items():
+        own, rows = processed[agent], np.flatnonzero(agent_ids == agent)
+        assert np.asarray(own.terminated).sum() == 2 and np.isclose(np.asarray(own.rew).sum(), raw[:, seat].sum())
+        expected = np.zeros(len(rows))
+        for step in paid_steps:  # each paid step's reward at the seat's latest decision up to it
+            expected[np.searchsorted(rows, step, side="right") - 1] += raw[step, seat]
+        np.testing.assert_allclose(np.asarray(own.rew), expected)
 
 
 @needs_tianshou

@@ -3,7 +3,8 @@
 2,000 deals of one seed measure an agent's share of the won pools to about ± 0.75 points, so whether
 it clears a margin is a question of its mean over several fresh seeds. The runs are separate (one per
 seed, side by side or on other machines); this reads their JSON reports and gives, per table size and
-set of opponents, each seed's figures, their mean with a 95% interval, the spread over the seeds, and
+seating (the opponents in the order they sit from the agent: who sits on its left changes what is
+measured), each seed's figures, their mean with a 95% interval, the spread over the seeds, and
 how many seeds reach a target::
 
     python -m agents.across_seeds runs/3p-seed210.json runs/3p-seed211.json --agent best --target 2
@@ -177,7 +178,7 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
         fair = _figure(own, "fair_share", 0, 1, null=False)
         share, share_ci = _figure(own, "pool_share", 0, 1), _figure(own, "pool_share_ci95", 0)
         equity, equity_ci = _figure(own, "mean_equity"), _figure(own, "equity_ci95", 0)
-        opponents = [seat for seat in lineup if seat != label]
+        opponents = seating(lineup, label)
         sign = 1.0
     else:
         if "rival_pool_share_ci95" not in paired:
@@ -187,7 +188,7 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
         fair = _figure(report["agents"][lineup[0]], "fair_share", 0, 1, null=False)  # the first agent's seats
         share, share_ci = _figure(paired, "rival_pool_share", 0, 1), _figure(paired, "rival_pool_share_ci95", 0)
         equity, equity_ci = _figure(paired, "rival_mean_equity"), _figure(paired, "rival_equity_ci95", 0)
-        opponents = list(lineup[1:])
+        opponents = seating(lineup, lineup[0])  # the rival sat in every seat of the first agent
         sign = -1.0  # the report's differences are the lineup's agent minus the rival
     pair = None
     if paired is not None and (side == "rival" or paired.get("agent") == label):
@@ -203,6 +204,29 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
             "deals": report["deals"],
             "share_above_fair": 100 * (share - fair), "share_above_fair_ci95": 100 * share_ci,
             "equity": equity, "equity_ci95": equity_ci, "paired": pair}
+
+
+_OWN_SEAT = "\0"
+"""The agent's own other seats in :func:`_seating_key` (before every label, so a seat keeps its place)."""
+
+
+def _seating_key(lineup, label) -> tuple:
+    """The other seats of ``lineup`` in the order they sit from ``label``'s seat on, the agent's own other seats
+    as ``_OWN_SEAT``; from the seat of the agent's that gives the least order. Every rotation of a lineup is
+    played, so only this order counts: a lineup and its rotations are one experiment, and the same opponents
+    in another order (``A,B,C`` and ``A,C,B``: who sits on the agent's left) another."""
+    n = len(lineup)
+    return min(tuple(_OWN_SEAT if lineup[(seat + k) % n] == label else lineup[(seat + k) % n] for k in range(1, n))
+               for seat in range(n) if lineup[seat] == label)
+
+
+def seating(lineup, label) -> list[str]:
+    """``label``'s opponents in ``lineup``, in the order they sit from its seat (:func:`_seating_key`).
+
+    >>> seating(["greedy", "spoiler", "random"], "random"), seating(["spoiler", "random", "greedy"], "random")
+    (['greedy', 'spoiler'], ['greedy', 'spoiler'])
+    """
+    return [entry for entry in _seating_key(lineup, label) if entry != _OWN_SEAT]
 
 
 def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
@@ -247,8 +271,9 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
     ``target``: points above the fair share; each group then counts the seeds at or above it.
     ``sources``: a name per report for the messages (the file names); by default its place.
 
-    Returns one dict a group, a group being the runs at one table size against the same opponents,
-    ordered by table size: ``players``, ``opponents``, ``rules``, ``agent`` (its labels in the runs),
+    Returns one dict a group, a group being the runs at one table size against the same opponents seated in the
+    same order around the agent (:func:`seating`; a lineup and its rotations are one), ordered by table size:
+    ``players``, ``opponents`` (in that order), ``rules``, ``agent`` (its labels in the runs),
     ``seeds`` (each seed's :data:`SeedFigures` but its rules, ordered by seed), ``share_above_fair`` and
     ``share_above_fair_ci95`` (the mean over the seeds, in points), ``equity`` and ``equity_ci95``,
     ``share_spread`` (the standard deviation over the seeds) and ``share_spread_expected`` (what the
@@ -289,7 +314,8 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
     groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}
     for report, source in zip(reports, sources, strict=True):
         figures = figures_of(report, names, source)
-        key = (figures["players"], tuple(sorted(figures["opponents"])))
+        seats_of = report["lineup"][0] if figures["side"] == "rival" else figures["label"]  # the rival: agent 0's
+        key = (figures["players"], _seating_key(report["lineup"], seats_of))
         for earlier, earlier_source in groups.get(key, []):
             if earlier["seed"] == figures["seed"]:
                 raise ValueError(f"{earlier_source} and {source} are both seed {figures['seed']} at "

@@ -233,6 +233,7 @@ def play_tournament(agents: list, lineup: np.ndarray, rules: Rules, hands, turnu
         "trick_winner": np.full((G, NUM_TRICKS), -1, np.int64),
         "overtake_chances": np.zeros((G, n), np.int64),
         "overtakes": np.zeros((G, n), np.int64),
+        "forced_overtakes": np.zeros((G, n), np.int64),
     }
     for agent in agents:
         if hasattr(agent, "bind"):
@@ -307,12 +308,13 @@ def _play_chunk(agents, agent_of_seat, rules, hands, turnups, dealers, deal_of_g
                 # An agent object may be the user's own: name it, not a row of this core, if it breaks the contract.
                 actions[group] = checked_actions(f"agent {getattr(agent, 'name', type(agent).__name__)!r}", chosen,
                                                  group_masks)
-        chance, overtook = overtake_events(core, actions)
+        chance, overtook, forced = overtake_events(core, actions)
         acting, tricks_before = core.current.astype(np.int64), core.trick_number.copy()
         rewards, done = core.step(actions)
         out["equity"][ids] += rewards
         out["overtake_chances"][ids, acting] += chance
         out["overtakes"][ids, acting] += overtook
+        out["forced_overtakes"][ids, acting] += forced
         games, trick, seat = trick_winners(core, tricks_before)
         out["trick_winner"][ids[games], trick] = seat
         if done.any():
@@ -388,19 +390,23 @@ def _group_per_deal(outcome: dict, seat_won: np.ndarray, mine: np.ndarray, num_d
     return equity, _deal_sums((seat_won & mine).astype(np.float64), num_deals)
 
 
-def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, stopped, overtakes, chances) -> dict:
+def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, stopped, overtakes, chances,
+                      forced) -> dict:
     """A group's cooperative-spoiling counts and rates (agents.spoiling), intervals clustered by deal."""
     def per_deal(counts):
         return by_deal(counts.astype(np.float64))
 
     stop_rate, stop_ci = _ratio_ci(per_deal(stopped & mine), per_deal(faced & mine))
     fire, fire_ci = _ratio_ci(per_deal(overtakes * mine), per_deal(chances * mine))
+    chosen, chosen_ci = _ratio_ci(per_deal((overtakes - forced) * mine), per_deal((chances - forced) * mine))
     return {
         "two_trick_hands": int((two_trick_hands & mine).sum()), "two_trick_pools": int((two_trick_pools & mine).sum()),
         "threats_faced": int((faced & mine).sum()), "stops": int((stopped & mine).sum()),
         "stop_rate": stop_rate, "stop_rate_ci95": stop_ci,
         "overtake_chances": int((chances * mine).sum()), "overtakes": int((overtakes * mine).sum()),
         "friendly_fire_rate": fire, "friendly_fire_rate_ci95": fire_ci,
+        "forced_overtakes": int((forced * mine).sum()),
+        "friendly_fire_rate_unforced": chosen, "friendly_fire_rate_unforced_ci95": chosen_ci,
     }
 
 
@@ -443,7 +449,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
             "jink_successes": int((jink_won & mine).sum()),
             "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
             **_spoiling_figures(by_deal, mine, seat_won & reached_two, reached_two, faced, stopped,
-                                outcome["overtakes"], outcome["overtake_chances"]),
+                                outcome["overtakes"], outcome["overtake_chances"], outcome["forced_overtakes"]),
         }
     spoil, spoil_ci = _mean_ci(by_deal((~won_any).astype(np.float64)) / n)
     conversion, conversion_ci = _ratio_ci(by_deal((seat_won & reached_two).astype(np.float64)),

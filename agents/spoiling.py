@@ -15,7 +15,9 @@ per game and :func:`agents.evaluate.summarise` turns into figures per agent:
   holds fewer than two tricks itself, and it holds a legal card that beats that card; it
   overtakes when it plays such a card (:func:`overtake_events`, read from the core before
   the move is applied). Overtaking spends a card that the coalition may need later and
-  takes nothing from the threat.
+  takes nothing from the threat. A chance is **forced** where every legal card beats: about
+  half the chances of `random` and `spoiler` tables at 3 to 5 players are, so the share of
+  the other chances taken (``friendly_fire_rate_unforced``) is what tells a player's choice.
 
 Only public facts and the acting player's own legal cards are read, so the figures mean the
 same for every kind of agent.
@@ -39,7 +41,8 @@ THREAT_TRICKS = TRICKS_TO_WIN - 1
 def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Friendly-fire chances and overtakes of the player to act in every game of ``core``.
 
-    Call before ``core.step(actions)``. Returns ``(chance, overtook)``, bool ``(B,)``.
+    Call before ``core.step(actions)``. Returns ``(chance, overtook, forced)``, bool ``(B,)``: ``forced``, a
+    chance where every legal card beats (and so an overtake, whatever is played).
     """
     B, n = core.batch_size, core.num_players
     rows = np.arange(B)
@@ -47,9 +50,10 @@ def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     following = (core.phase == PHASE_PLAY) & (core.trick_pos > 0)
     chance = np.zeros(B, bool)
     overtook = np.zeros(B, bool)
+    forced = np.zeros(B, bool)
     g = np.flatnonzero(following)
     if not len(g):
-        return chance, overtook
+        return chance, overtook, forced
     me = core.current[g].astype(np.int64)
     led = core.led_card[g].astype(np.int64)
     cards = core.trick_cards[g, :n].astype(np.int64)  # in playing order from the leader
@@ -83,7 +87,8 @@ def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     overtook_g = chance_g & (actions[g] < NUM_CARDS) & beating[sub[:, 0], chosen]
     chance[g] = chance_g
     overtook[g] = overtook_g
-    return chance, overtook
+    forced[g] = chance_g & ~(legal & ~beating).any(axis=1)  # in play only cards are legal
+    return chance, overtook, forced
 
 
 def trick_winners(core, trick_number_before: np.ndarray):

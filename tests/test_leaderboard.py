@@ -253,7 +253,7 @@ def test_friendly_fire_in_partnerships_is_overtaking_one_s_partner_who_beats_the
     core = played(["KD 2H 3S 5D 6D", "2D 3H KS 4S 8D", "3D KH 2S 9D 10D", "4D 4H QS JD QD"], 3,
                   "KD 2D 3D 4D 2H 3H KH 4H 2S QS 3S", partnerships=True)
     assert int(core.current[0]) == 1 and core.tricks_won[0].tolist() == [1, 0, 1, 0]
-    chance, overtook = overtake_events(core, np.array([card_index(card)]))
+    chance, overtook, _ = overtake_events(core, np.array([card_index(card)]))
     assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
 
 
@@ -265,7 +265,7 @@ def test_a_player_on_two_tricks_himself_has_no_friendly_fire_chance():
     core = played(["KD 4D JD 8D KH", "2D QD 6D 10D 5H", "3D 5D 7D 9D 9H"], 2,
                   "KD 2D 3D 4D QD 5D 6D 7D JD 8D 10D 9D 5H 9H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [2, 2, 0]
-    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    chance, overtook, _ = overtake_events(core, np.array([card_index("KH")]))
     assert chance.tolist() == [False] and overtook.tolist() == [False]
 
 
@@ -275,7 +275,7 @@ def test_beating_the_threat_s_own_winning_card_is_no_friendly_fire():
     the stop, not an overtake of a fellow, since nobody was beating the threat yet (no chance of one)."""
     core = played(["2D 5D 7D KH 8D", "KD 4D JD 9H 10D", "3D QD 6D 5H 9D"], 2, "2D KD 3D 4D QD 5D 6D 7D JD 9H 5H")
     assert int(core.current[0]) == 0 and core.tricks_won[0].tolist() == [0, 2, 1]
-    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    chance, overtook, _ = overtake_events(core, np.array([card_index("KH")]))
     assert chance.tolist() == [False] and overtook.tolist() == [False]
 
 
@@ -286,7 +286,7 @@ def test_a_threat_who_has_not_yet_played_to_the_trick_gives_no_friendly_fire_cha
     Mutant killed: a threat who has not played to the trick counted as already beaten (P08)."""
     core = played(["2D 5D 7D KH 8D", "KD QD 6D 9D 10D", "3D 4D JD 5H 9H"], 2, "2D KD 3D QD 4D 5D 6D JD 7D 5H")
     assert int(core.current[0]) == 0 and int(core.leader[0]) == 2 and core.tricks_won[0].tolist() == [0, 2, 1]
-    chance, overtook = overtake_events(core, np.array([card_index("KH")]))
+    chance, overtook, _ = overtake_events(core, np.array([card_index("KH")]))
     assert chance.tolist() == [False] and overtook.tolist() == [False]
 
 
@@ -299,8 +299,29 @@ def test_friendly_fire_reads_the_trick_in_playing_order_from_the_leader(card, ov
     Mutant killed: the trick's cards read in reversed playing order, the second card taken for seat 2's (P10)."""
     core = played(["2D 5D JD 9H 8D", "KD QD 6D 5H 10D", "3D 4D 7D KH 4H"], 2, "2D KD 3D QD 4D 5D 6D 7D JD 9H 5H")
     assert int(core.current[0]) == 2 and int(core.leader[0]) == 0 and core.tricks_won[0].tolist() == [1, 2, 0]
-    chance, overtook = overtake_events(core, np.array([card_index(card)]))
-    assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
+    chance, overtook, forced = overtake_events(core, np.array([card_index(card)]))
+    assert chance.tolist() == [True] and overtook.tolist() == [overtakes] and forced.tolist() == [False]
+
+
+@pytest.mark.parametrize("card", ["KH", "QH"])
+def test_a_chance_where_every_legal_card_beats_is_a_forced_overtake(card):
+    """The trick of the test above, seat 2 holding the KH and QH: both beat his fellow's 9H and he must follow
+    hearts, so whichever he plays overtakes. A forced chance, counted apart (friendly_fire_rate_unforced):
+    about half of random's and spoiler's chances at 3 to 5 players are (found by a review)."""
+    core = played(["2D 5D JD 9H 8D", "KD QD 6D 5H 10D", "3D 4D 7D KH QH"], 2, "2D KD 3D QD 4D 5D 6D 7D JD 9H 5H")
+    chance, overtook, forced = overtake_events(core, np.array([card_index(card)]))
+    assert chance.tolist() == overtook.tolist() == forced.tolist() == [True]
+
+
+def test_the_unforced_friendly_fire_rate_leaves_the_forced_chances_out():
+    """evaluate's friendly_fire_rate_unforced: the overtakes less the forced ones, of the chances less the forced."""
+    from agents.evaluate import evaluate
+
+    figures = evaluate(["random"], num_players=4, deals=100, seed=0)["agents"]["random"]
+    forced, overtakes, chances = figures["forced_overtakes"], figures["overtakes"], figures["overtake_chances"]
+    assert 0 < forced < chances and forced <= overtakes
+    assert figures["friendly_fire_rate_unforced"] == pytest.approx((overtakes - forced) / (chances - forced))
+    assert figures["friendly_fire_rate_unforced"] < figures["friendly_fire_rate"]
 
 
 @pytest.mark.parametrize("card, overtakes", [("KC", True), ("4C", False)])
@@ -313,7 +334,7 @@ def test_friendly_fire_counts_the_ace_of_clubs_card_index_0_as_a_card_in_the_tri
     core = played(["2S 5S JS AC 8S", "KS QS 6S 5C 10S", "3S 4S 7S KC 4C"], 2, "2S KS 3S QS 4S 5S 6S 7S JS AC 5C",
                   turnup="9D")
     assert int(core.current[0]) == 2 and int(core.leader[0]) == 0 and core.tricks_won[0].tolist() == [1, 2, 0]
-    chance, overtook = overtake_events(core, np.array([card_index(card)]))
+    chance, overtook, _ = overtake_events(core, np.array([card_index(card)]))
     assert chance.tolist() == [True] and overtook.tolist() == [overtakes]
 
 

@@ -60,7 +60,7 @@ def run_block(block: str, monkeypatch, **outlines) -> dict:
 def test_every_block_is_tested_here():
     named = ["gymnasium.make(", "gymnasium.make_vec(", 'MaskablePPO("MlpPolicy", gymnasium.make',
              "SpoilFiveSB3VecEnv(", "PPOConfig()", ".environment(SpoilFiveAgainstOpponentsEnv",
-             "PettingZooWrapper(", "GymWrapper(", "SeatTrajectories(",
+             "PettingZooWrapper(", "GymWrapper(", "class WithoutGameWinners(", "SeatTrajectories(",
              "SpoilFiveTianshouVectorEnv("]
     assert [next(i for i, block in enumerate(BLOCKS) if name in block) for name in named] == list(range(len(BLOCKS)))
 
@@ -140,6 +140,25 @@ def test_the_tianshou_block_builds_the_seat_trajectories(monkeypatch):
                          optim=example.AdamOptimizerFactory(lr=1e-3))
     ns = run_block(block_named("SeatTrajectories("), monkeypatch, shared_ppo=shared)
     assert ns["algorithm"].seat_of_agent == {f"player_{seat}": seat for seat in range(5)}
+
+
+def test_the_tianshou_game_mode_block_leaves_only_the_ragged_info_out(monkeypatch):
+    """Tianshou's buffer cannot store "game_winners" (two seats in a tie, one otherwise): the block's wrapper drops
+    that key and nothing else. tests/test_libraries.py collects whole games through it."""
+    if importlib.util.find_spec("tianshou") is None:
+        pytest.skip("Tianshou 2 needs Python 3.11 or newer")
+    ns = run_block(block_named("class WithoutGameWinners("), monkeypatch)
+    wrapped = ns["WithoutGameWinners"](ns["spoilfive_env"].env(num_players=3, mode="game", num_hands=1))
+    wrapped.reset(seed=0)
+    for agent in wrapped.agent_iter():
+        observation, _, terminated, truncated, info = wrapped.last()
+        if terminated or truncated:
+            raw = wrapped.unwrapped.infos[agent]
+            assert "game_winners" in raw and info == {k: v for k, v in raw.items() if k != "game_winners"}
+            break
+        wrapped.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    else:
+        pytest.fail("the game never ended")
 
 
 def test_the_tianshou_vector_block_collects_legal_decisions_of_every_game_and_updates(monkeypatch):

@@ -1207,15 +1207,26 @@ def test_tianshou_under_game_mode_every_hand_s_rewards_reach_the_seat_they_are_p
     """Under mode="game" an episode is a whole game and each hand's rewards come when it ends, inside the episode.
     Only the rewards of the episode's last step were kept (the rest set to 0): a seat's rewards now go, each, to
     its latest decision up to the step that paid them, and every seat's total is the env's."""
+    from pettingzoo.utils import BaseWrapper
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv, PettingZooEnv
     from tianshou.utils.torch_utils import policy_within_training_step
 
+    class WithoutGameWinners(BaseWrapper):
+        """docs/integrations.md's recipe: Tianshou's buffer stores each info key as one array, and the seats of a
+        tied game ("game_winners") are more than one."""
+
+        def last(self, observe=True):
+            *step, info = super().last(observe)
+            return *step, {key: value for key, value in info.items() if key != "game_winners"}
+
     players = 3
     env, algorithm = seat_trajectories(players)
     buffer = VectorReplayBuffer(20_000, 1)
-    games = DummyVectorEnv([lambda: PettingZooEnv(spoilfive_env.env(num_players=players, mode="game"))])
+    games = DummyVectorEnv([lambda: PettingZooEnv(WithoutGameWinners(spoilfive_env.env(num_players=players,
+                                                                                       mode="game")))])
     games.seed(0)
+    torch.manual_seed(0)  # the policy samples from torch's generator
     with policy_within_training_step(algorithm.policy):
         Collector(algorithm, games, buffer).collect(n_episode=2, reset_before_collect=True)
     batch, indices = buffer.sample(0)

@@ -167,7 +167,7 @@ class Args:
     learning_rate: float = 1e-3
     """Adam learning rate"""
     anneal_lr: bool = True
-    """anneal the learning rate linearly to zero over the run"""
+    """anneal the learning rate linearly over the run, down to 5% of it at the end"""
     gamma: float = 1.0
     """discount along a seat's decisions in a hand"""
     gae_lambda: float = 0.95
@@ -201,7 +201,8 @@ class Args:
     name:key=value spec or checkpoint path, e.g. a strong player's checkpoint; it plays its seats as in a
     tournament (a search is slow: every one of its decisions is searched)"""
     current_seats: float = 0.5
-    """at an opponent table, the chance that each seat is the current policy (at least one is)"""
+    """at an opponent table, the chance that each seat is drawn the current policy; then one seat drawn at random
+    is made it too (at least one is), so a seat is the current policy with chance p + (1 - p) / n at n players"""
     snapshot_every: int = 20
     """save a frozen snapshot of the policy for the league every this many iterations"""
     snapshot_sampling: str = "uniform"
@@ -923,7 +924,10 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         table.writerows(kept)
 
     def snapshot_files():
-        return sorted(snapshot_dir.glob("iter_*.pt"))
+        # Up to the run's own iteration: a run killed between checkpoints (a second Ctrl-C, kill -9) resumes from
+        # the last one, and the snapshots it saved after it are not yet this run's (each is written again then).
+        return sorted(path for path in snapshot_dir.glob("iter_*.pt")
+                      if int(path.stem.removeprefix("iter_")) <= progress["iteration"])
 
     def save_all():
         args_dict = dataclasses.asdict(args)
@@ -1087,7 +1091,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
                         approx_kl = ((ratio - 1) - logratio).mean()
                         clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
                     mb_adv = b_adv[mb]
-                    if args.norm_adv:
+                    if args.norm_adv and len(mb_adv) > 1:  # one row's std is NaN, and would make every weight NaN
                         mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
                     pg_loss = torch.max(-mb_adv * ratio,
                                         -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()

@@ -510,8 +510,9 @@ class SelfPlayRollout:
                     # statistics of the finished hands
                     seat_kind, table_kind = tables.seat_kind[i][d], tables.table_kind[i][d]
                     current = seat_kind == CURRENT
+                    against = ~current.all(axis=1)  # an opponent table whose every seat was drawn the policy: none
                     for kid in range(1, len(TABLE_KINDS)):
-                        sel = table_kind == kid
+                        sel = (table_kind == kid) & against
                         stats[f"eq_sum_{kid}"] += float((hand_rewards[sel] * current[sel]).sum())
                         stats[f"eq_n_{kid}"] += float(current[sel].sum())
                     selfplay = table_kind == CURRENT

@@ -1482,3 +1482,44 @@ def test_init_from_takes_the_checkpoint_s_network_shape_when_none_is_given(tmp_p
     net, data = load_checkpoint(tmp_path / "tuned" / "agent.pt")
     assert (data["args"]["hidden"], data["args"]["critic"]) == ("24", "omniscient")
     assert tuple(net.hidden) == (24,) and net.critic_kind == "omniscient"
+
+
+@pytest.mark.parametrize("minibatch_size", ["1", "2"])
+def test_a_one_row_minibatch_leaves_the_network_finite(tmp_path, minibatch_size):
+    """--minibatch-size 1 or 2 gives one-row minibatches (an odd rollout at 2), whose advantage has no standard
+    deviation: normalised by it (NaN), every weight became NaN and the run still said it finished (found by a
+    review). One row is left unnormalised; the run's agent loads and its losses are numbers."""
+    train = load_train_module()
+    threads = torch.get_num_threads()
+    try:
+        summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "tiny", "--num-games", "16", "--hidden", "32",
+                              "--minibatch-size", minibatch_size, "--total-decisions", "300", "--eval-every", "0",
+                              "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar"])
+    finally:
+        torch.set_num_threads(threads)
+    assert not summary["interrupted"]
+    load_agent(str(tmp_path / "tiny" / "agent.pt"))  # refuses weights that hold NaN
+    with open(tmp_path / "tiny" / "progress.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(np.isfinite(float(row[name])) for row in rows for name in ("value_loss", "policy_loss"))
+
+
+def test_equity_against_a_table_kind_counts_only_tables_that_seated_one_of_its_players(tmp_path):
+    """At an opponent table every seat may be drawn the current policy (--current-seats): such a table holds no
+    opponent, and its zero-sum hands pulled equity_vs_<kind>, the figure pfsp draws by, towards 0 (37% of the
+    hands behind equity_vs_spoiler at 3 players with the default 0.5; found by a review). With every seat drawn
+    the policy, no hand is against spoiler, and there is no figure."""
+    train = load_train_module()
+    threads = torch.get_num_threads()
+    rows = {}
+    try:
+        for current in ("1", "0.5"):
+            train.main(["--runs-dir", str(tmp_path), "--run-name", f"c{current}", "--num-games", "16", "--hidden", "32",
+                        "--league", "spoiler=1", "--current-seats", current, "--total-decisions", "600",
+                        "--eval-every", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar"])
+            with open(tmp_path / f"c{current}" / "progress.csv", newline="") as f:
+                rows[current] = list(csv.DictReader(f))
+    finally:
+        torch.set_num_threads(threads)
+    assert rows["1"] and all(not row.get("equity_vs_spoiler") for row in rows["1"])
+    assert all(row["equity_vs_spoiler"] for row in rows["0.5"])

@@ -228,3 +228,44 @@ def test_a_second_ctrl_c_quits_at_once(monkeypatch):
     assert stop.requested and len(said) == 1 and "press Ctrl-C again to quit without saving" in said[0]
     with pytest.raises(KeyboardInterrupt):
         press_ctrl_c(stop)
+
+
+class Killed(BaseException):
+    """What a second Ctrl-C (quit at once, no save), kill -9 or the out-of-memory killer does to a run."""
+
+
+def test_a_run_killed_between_checkpoints_resumes_into_the_uninterrupted_run(tmp_path, monkeypatch):
+    """Killed after iteration 8's snapshot with its last checkpoint at iteration 6, the run resumed at 6 with
+    iter_000008.pt already in snapshots/: its draws at iterations 7 and 8 ran over one file more than the
+    uninterrupted run's, and it played a policy from its own future (found by a review). The resume now draws
+    from the snapshots up to its own iteration, and repeats the uninterrupted run."""
+    train = load_script("train.py", "train_killed_module")
+    league = ("--snapshot-every", "2", "--save-every", "3", "--no-anneal-lr", "--total-decisions", "8000")
+    original_save = train.save_checkpoint
+
+    def save_then_die(path, *args, **kwargs):
+        original_save(path, *args, **kwargs)
+        if path.name == "iter_000008.pt":
+            raise Killed
+
+    runs = ["--runs-dir", str(tmp_path)]
+    threads_at_start = torch.get_num_threads()
+
+    def session(*argv) -> dict:
+        torch.set_num_threads(threads_at_start)
+        return train.main([*runs, *argv])
+
+    monkeypatch.setattr(train, "save_checkpoint", save_then_die)
+    with pytest.raises(Killed):
+        session("--run-name", "killed", *TINY_RUN, *league)
+    monkeypatch.setattr(train, "save_checkpoint", original_save)
+    assert load_checkpoint(tmp_path / "killed" / "checkpoint.pt")[1]["progress"]["iteration"] == 6
+    assert (tmp_path / "killed" / "snapshots" / "iter_000008.pt").exists()
+    session("--run-name", "killed", "--resume", "--no-progress-bar")
+    whole = session("--run-name", "whole", *TINY_RUN, *league)
+    torch.set_num_threads(threads_at_start)
+    assert whole["progress"]["iteration"] > 8
+    assert repeatable_rows(tmp_path / "killed") == repeatable_rows(tmp_path / "whole")
+    (net, _), (whole_net, _) = (load_checkpoint(tmp_path / name / "agent.pt") for name in ("killed", "whole"))
+    for (name, value), whole_value in zip(net.state_dict().items(), whole_net.state_dict().values(), strict=True):
+        assert torch.equal(value, whole_value), name

@@ -167,7 +167,7 @@ class Args:
     learning_rate: float = 1e-3
     """Adam learning rate"""
     anneal_lr: bool = True
-    """anneal the learning rate linearly over the run, down to 5% of it at the end"""
+    """anneal the learning rate linearly over the run, down to a twentieth of it at the end"""
     gamma: float = 1.0
     """discount along a seat's decisions in a hand"""
     gae_lambda: float = 0.95
@@ -797,7 +797,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         known = {f.name for f in dataclasses.fields(Args)}
         args = Args(**{**{k: v for k, v in saved.items() if k in known},
                        **{k: getattr(args, k) for k in RESUME_OVERRIDES if k in given},
-                       **{k: getattr(args, k) for k in ("run_name", "runs_dir") if k in given},  # where it is now
+                       "run_name": run_name, "runs_dir": args.runs_dir,  # where it was found, now
                        **{k: getattr(args, k) for k in PLACEMENT}})
         try:
             check_args(args)

@@ -16,7 +16,7 @@ standard deviation over the seeds beside the one those intervals imply shows whe
 more than their noise. Where every run of a group is paired with the same other agent, the paired
 differences (the agent minus the other, on the same deals) are pooled the same way.
 
-Two runs of the same seed, table size and opponents would count the same deals twice, runs under
+Two runs of the same seed, table size and seating would count the same deals twice, runs under
 different rules measure different games, and ``best`` names the strongest agent of its day (a report
 says which spec it stood for): pooling any of these is refused, in one line that names the files.
 """
@@ -27,7 +27,6 @@ import json
 import math
 import numbers
 import statistics
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -243,10 +242,16 @@ def _spread(values) -> float:
     return statistics.stdev(values)
 
 
-def _describe(opponents) -> str:
-    """``2 x pimc``: the opponents by label, in the order they sit."""
-    counts = Counter(opponents)
-    return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in counts.items())
+def _describe(seating) -> str:
+    """``2 x pimc``, ``spoiler, random``: the seats by label in the order they sit, neighbours of one label
+    counted together (a group's ``seating``, ``itself`` for the agent's own other seats)."""
+    runs = [[seating[0], 1]] if len(seating) else []
+    for label in seating[1:]:
+        if label == runs[-1][0]:
+            runs[-1][1] += 1
+        else:
+            runs.append([label, 1])
+    return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in runs)
 
 
 def _labels(names) -> list[str]:
@@ -273,7 +278,8 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
 
     Returns one dict a group, a group being the runs at one table size against the same opponents seated in the
     same order around the agent (:func:`seating`; a lineup and its rotations are one), ordered by table size:
-    ``players``, ``opponents`` (in that order), ``rules``, ``agent`` (its labels in the runs),
+    ``players``, ``opponents`` (in that order), ``seating`` (every other seat in order from the agent's, its
+    own as ``itself``), ``rules``, ``agent`` (its labels in the runs),
     ``seeds`` (each seed's :data:`SeedFigures` but its rules, ordered by seed), ``share_above_fair`` and
     ``share_above_fair_ci95`` (the mean over the seeds, in points), ``equity`` and ``equity_ci95``,
     ``share_spread`` (the standard deviation over the seeds) and ``share_spread_expected`` (what the
@@ -328,18 +334,19 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
                 raise ValueError(f"{earlier_source} and {source} measured different agents under the name "
                                  f"best ({specs[0]} and {specs[1]}): pool one agent's runs")
         groups.setdefault(key, []).append((figures, source))
-    return [_pooled(sorted((figures for figures, _ in rows), key=lambda f: f["seed"]), target)
-            for _, rows in sorted(groups.items())]
+    return [_pooled(sorted((figures for figures, _ in rows), key=lambda f: f["seed"]), target, key[1])
+            for key, rows in sorted(groups.items())]
 
 
-def _pooled(seeds: list[SeedFigures], target: float | None) -> dict:
+def _pooled(seeds: list[SeedFigures], target: float | None, seats: tuple) -> dict:
     rules = seeds[0]["rules"]  # the group's, one set (checked): kept once, not with every seed
     seeds = [{key: value for key, value in s.items() if key != "rules"} for s in seeds]
     shares = [s["share_above_fair"] for s in seeds]
     share, share_ci = _mean_in_quadrature(shares, [s["share_above_fair_ci95"] for s in seeds])
     equity, equity_ci = _mean_in_quadrature([s["equity"] for s in seeds], [s["equity_ci95"] for s in seeds])
     expected = math.sqrt(sum((s["share_above_fair_ci95"] / Z95) ** 2 for s in seeds) / len(seeds))
-    group = {"players": seeds[0]["players"], "opponents": seeds[0]["opponents"], "rules": rules,
+    group = {"players": seeds[0]["players"], "opponents": seeds[0]["opponents"],
+             "seating": ["itself" if seat == _OWN_SEAT else seat for seat in seats], "rules": rules,
              "agent": sorted({s["label"] for s in seeds}), "seeds": seeds,
              "share_above_fair": share, "share_above_fair_ci95": share_ci,
              "equity": equity, "equity_ci95": equity_ci,
@@ -366,7 +373,7 @@ def format_pooled(groups: list[dict]) -> str:
         seeds = group["seeds"]
         deals = sum(s["deals"] for s in seeds)
         lines = [f"{' / '.join(group['agent'])} at {group['players']} players against "
-                 f"{_describe(group['opponents'])}: {len(seeds)} seed{'s' * (len(seeds) != 1)}, {deals:,} deals"]
+                 f"{_describe(group['seating'])}: {len(seeds)} seed{'s' * (len(seeds) != 1)}, {deals:,} deals"]
         rows = [("seed", "share above fair (points)", "equity / hand", "")]
         for s in seeds:
             rows.append((str(s["seed"]), f"{s['share_above_fair']:+.2f} ± {s['share_above_fair_ci95']:.2f}",
@@ -417,7 +424,7 @@ def plot_seeds(groups: list[dict], path) -> None:
         ax.axhline(target, color="tab:red", linestyle="--", linewidth=1, label=f"fair + {target:g}")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([plot_text(f"{g['players']} players\nv {_describe(g['opponents'])}") for g in groups],
+    ax.set_xticklabels([plot_text(f"{g['players']} players\nv {_describe(g['seating'])}") for g in groups],
                        fontsize="small")
     ax.set_ylabel("share of the won pools above fair (points)")
     agents = sorted({label for group in groups for label in group["agent"]})
@@ -433,7 +440,7 @@ def main(argv=None) -> int:
     parser = ArgumentParser(
         prog="python -m agents.across_seeds",
         description="One agent's figures over several seeds: the JSON reports of python -m agents.evaluate "
-                    "--json, pooled per table size and opponents.")
+                    "--json, pooled per table size and seating (the opponents in the order they sit from the agent).")
     parser.add_argument("reports", nargs="+", metavar="REPORT.json",
                         help="reports of python -m agents.evaluate --json, one per seed")
     parser.add_argument("--agent", default=None, metavar="LABELS",

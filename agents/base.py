@@ -245,7 +245,7 @@ def _observation_limits():
     low, high = observation_bounds()
     low, high = np.maximum(low, -_BIG), np.minimum(high, _BIG)
     # The space allows any chips and pool, but the engine counts them in int32 (and the searches read
-    # them back so): no more than the engine's extremes, as its observations show them.
+    # them back so): no more than int32's extremes (the engine's pool stays within 2**24, rules.HAND_CHIPS_MAX).
     high[SLICES["chips"]] = high[SLICES["pool"]] = np.float32(CHIPS_MAX / CHIP_SCALE)
     low[SLICES["chips"]] = np.float32(CHIPS_MIN / CHIP_SCALE)
     # A float32 from +0 up orders as its bits read as uint32, and NaN, infinities and negative

@@ -9,7 +9,7 @@ per game and :func:`agents.evaluate.summarise` turns into figures per agent:
   From it, the **threat** of a hand is the first player to reach two tricks; another seat
   **stopped** him when the threat did not win the pool and that seat took at least one of
   the tricks after he reached two (:func:`stops`).
-* ``overtake_chances`` and ``overtakes`` ``(G, n)``: **friendly fire**. A seat has the chance
+* ``overtake_chances``, ``overtakes`` and ``forced_overtakes`` ``(G, n)``: **friendly fire**. A seat has the chance
   to overtake a fellow when it follows to a trick where a threat (another player on two
   tricks, or one jinking) has already played and is beaten by a third player's card, it
   holds fewer than two tricks itself, and it holds a legal card that beats that card; it
@@ -38,7 +38,7 @@ THREAT_TRICKS = TRICKS_TO_WIN - 1
 """Tricks that make a player a threat: one more wins the pool."""
 
 
-def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def overtake_events(core, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Friendly-fire chances and overtakes of the player to act in every game of ``core``.
 
     Call before ``core.step(actions)``. Returns ``(chance, overtook, forced)``, bool ``(B,)``: ``forced``, a

@@ -178,7 +178,7 @@ class Rules:
                 f"partnerships need {' or '.join(map(str, PARTNERSHIP_TABLE_SIZES))} players"
             )
 
-    def _reach(self, **changes) -> tuple[int, int, int]:
+    def _reach(self, **changes) -> tuple[int, int, int, int]:
         values = {**{name: getattr(self, name) for name in INTEGER_OPTIONS}, **changes}
         return chip_reach(values["num_players"], values["ante"], values["spoil_ante"], values["dealer_ante"],
                           values["jink_bonus"], values["max_hands"], values["starting_chips"],

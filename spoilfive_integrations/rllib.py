@@ -176,7 +176,7 @@ class CoreBatchMultiAgentEnv(MultiAgentEnv):
 
     @staticmethod
     def read_config(config, own: tuple[str, ...], env_name: str,
-                    hints: Mapping[str, str]) -> tuple[dict, int, int | None]:
+                    hints: Mapping[str, str]) -> tuple[dict, int, int | None, tuple[int, int]]:
         """RLlib's ``env_config`` (a dict or ``EnvContext``) checked: ``(the other options, num_games, seed, place)``,
         the seed plus the env runner's ``worker_index`` (mixed with the env's index in its runner after the
         first), the place ``(worker_index, index)`` for :func:`_seed_at`; an unknown key refused naming ``own``

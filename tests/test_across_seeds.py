@@ -181,6 +181,21 @@ def test_runs_of_one_seating_are_one_group_whatever_its_rotation_and_another_ord
         ([3], ["random", "spoiler"]), ([1, 2], ["spoiler", "random"])]
 
 
+def test_each_seating_is_named_in_its_order_so_two_groups_never_read_alike():
+    """The heading names every other seat in order from the agent's (neighbours of one label counted together,
+    the agent's own other seats as itself): spoiler,greedy,spoiler and spoiler,spoiler,greedy around random were
+    two groups both headed "against 2 x spoiler, greedy" (found by a review)."""
+    lineups = ((["random", "spoiler", "greedy", "spoiler"], 1), (["random", "spoiler", "spoiler", "greedy"], 2),
+               (["random", "spoiler", "random", "greedy"], 3))
+    groups = pool_seeds([evaluate(lineup, num_players=4, deals=8, seed=seed) for lineup, seed in lineups],
+                        names="random")
+    headings = [block.splitlines()[0] for block in format_pooled(groups).split("\n\n") if block.startswith("random")]
+    assert sorted(g["seating"] for g in groups) == [["greedy", "itself", "spoiler"], ["spoiler", "greedy", "spoiler"],
+                                                     ["spoiler", "spoiler", "greedy"]]
+    assert len(set(headings)) == 3 and any("against 2 x spoiler, greedy:" in h for h in headings)
+    assert any("against spoiler, greedy, spoiler:" in h for h in headings)
+
+
 def test_a_paired_rival_of_an_agent_in_several_seats_faces_the_others_alone():
     """The rival sits in every seat of the first agent: its opponents are the rest of the lineup, so it pools with
     the same table played directly (it was given the first agent's other seats as opponents too)."""

@@ -158,8 +158,9 @@ def _numba_available() -> bool:
 @pytest.mark.parametrize("reward", ["chips", "equity"])
 def test_the_largest_gain_the_limits_allow_is_paid_exactly_on_both_backends(reward, monkeypatch):
     """A jink won from the lowest chips beside the largest pool check_chip_headroom allows: the winner's gain is
-    HAND_CHIPS_MAX, which float32 holds exactly, while his chips sit near int32's floor (where the NumPy definition
-    once subtracted in int32; found by the review of the compiled core). One chip more of pool is refused."""
+    HAND_CHIPS_MAX less his ante, which float32 holds exactly, while his chips sit near int32's floor (where the
+    NumPy definition once subtracted in int32; found by the review of the compiled core). One chip more of pool is
+    refused."""
     from spoilfive_env.actions import JINK
     from spoilfive_env.rules import CHIPS_MIN, HAND_CHIPS_MAX, chip_reach
 

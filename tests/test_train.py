@@ -703,11 +703,12 @@ def test_a_league_with_opponent_tables_needs_the_opponent():
         opponent_rollout("", {"self": 1.0, "opponent": 1.0})
 
 
-@pytest.mark.parametrize("current_seats, policy_seats", [(0.0, 12 * 1 + 12 * 1), (1.0, 12 * 3 + 12 * 4)])
+@pytest.mark.parametrize("current_seats, policy_seats", [(0.0, 12 * 1 + 12 * 1), (1.0, 0)])
 def test_current_seats_is_each_seat_s_chance_of_the_policy_beside_the_one_seat_it_always_holds(
         current_seats, policy_seats, monkeypatch):
     """Random tables, 8 games of 3 hands (12 hands at each of 3 and 4 players): with current_seats 0 the policy
-    holds exactly one seat of every hand; with 1 it holds every seat, and the random agent never plays."""
+    holds exactly one seat of every hand (its seat-hands against random: 24); with 1 it holds every seat, and
+    the random agent never plays (no hand against random: no seat-hand counts for its figure)."""
     from spoilfive_integrations.selfplay import RANDOM
 
     rollout = league_rollout({"random": 1.0}, current_seats=current_seats, hands_per_game=3)

@@ -269,3 +269,26 @@ def test_a_run_killed_between_checkpoints_resumes_into_the_uninterrupted_run(tmp
     (net, _), (whole_net, _) = (load_checkpoint(tmp_path / name / "agent.pt") for name in ("killed", "whole"))
     for (name, value), whole_value in zip(net.state_dict().items(), whole_net.state_dict().values(), strict=True):
         assert torch.equal(value, whole_value), name
+
+
+def test_a_run_moved_to_another_runs_folder_resumes_and_is_watched_where_it_is(tmp_path, monkeypatch, capsys):
+    """Made under --runs-dir cluster/ and copied to ./runs (the default), the run resumed without --runs-dir: its
+    saved runs folder came back with its arguments, and the resume said to watch a folder that was gone."""
+    import shutil
+
+    train = load_script("train.py", "train_moved_module")
+    threads_at_start = torch.get_num_threads()
+    try:
+        train.main(["--runs-dir", str(tmp_path / "cluster"), "--run-name", "run", *TINY_RUN])
+        shutil.copytree(tmp_path / "cluster" / "run", tmp_path / "here" / "runs" / "run")
+        shutil.rmtree(tmp_path / "cluster")
+        monkeypatch.chdir(tmp_path / "here")
+        capsys.readouterr()
+        torch.set_num_threads(threads_at_start)
+        train.main(["--run-name", "run", "--resume", "--total-decisions", "4000", "--no-progress-bar"])
+    finally:
+        torch.set_num_threads(threads_at_start)
+    watch = next(line for line in capsys.readouterr().out.splitlines() if "watch it:" in line)
+    assert watch.endswith("--logdir runs") and "cluster" not in watch, watch
+    _, data = load_checkpoint(tmp_path / "here" / "runs" / "run" / "checkpoint.pt")
+    assert data["args"]["runs_dir"] == "runs"

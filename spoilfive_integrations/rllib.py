@@ -228,7 +228,8 @@ class SpoilFiveMultiAgentEnv(CoreBatchMultiAgentEnv):
         config: RLlib's ``env_config`` (a dict or ``EnvContext``) with the keys
             ``num_games`` (default 64), ``num_players`` (4), ``mode`` (``"hand"``),
             ``reward`` (``"equity"``), ``illegal_action`` (``"penalty"``), ``seed``
-            (``None``; each RLlib worker adds its ``worker_index``), and any rules option
+            (``None``; each RLlib worker adds its ``worker_index``; under RLlib's pre-check, which resets every env
+            with seed 42, seed a run with ``config.debugging(seed=S)``), and any rules option
             by name (``jink_bonus=1``, ``preset="hoyle"``).
 
     Raises:
@@ -360,7 +361,8 @@ class SpoilFiveAgainstOpponentsEnv(LearnerBatchView, CoreBatchMultiAgentEnv):
             objects: :mod:`spoilfive_integrations.opponents`), ``seat`` (None: drawn for each game at each reset),
             ``mode`` (``"hand"``), ``reward`` (``"equity"``), ``illegal_action`` (``"penalty"``, so RLlib's
             pre-check of unmasked actions passes; :class:`SpoilFiveMultiAgentEnv` says what it gives), ``seed``
-            (None; each RLlib worker adds its ``worker_index``), and any rules option by name.
+            (None; each RLlib worker adds its ``worker_index``; under RLlib's pre-check, which resets every env with
+            seed 42, seed a run with ``config.debugging(seed=S)``), and any rules option by name.
 
     Raises:
         ValueError: a bad ``num_games``, ``opponents``, ``seat``, ``mode``, ``reward``, ``illegal_action``, seed or

@@ -28,6 +28,7 @@ import math
 import numbers
 import statistics
 from collections.abc import Iterable, Mapping
+from itertools import groupby
 from pathlib import Path
 
 from spoilfive_env.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -49,7 +50,8 @@ from .evaluate import MAX_DEALS, Z95
 __all__ = ["SeedFigures", "figures_of", "pool_seeds", "format_pooled", "plot_seeds", "read_report", "main"]
 
 SeedFigures = dict
-"""One seed's figures of the agent: ``seed``, ``players``, ``opponents`` (labels by seat), ``rules``,
+"""One seed's figures of the agent: ``seed``, ``players``, ``opponents`` (labels by seat, in order from the
+agent's), ``seating`` (every other seat in that order, the agent's own as ``itself``: :func:`seating`), ``rules``,
 ``label`` (the agent's label in that run), ``stood_for`` (for a label ``best`` or ``best:...``, the spec it
 stood for in that run, where the report says; else ``None``), ``side`` (``"lineup"`` or ``"rival"``), ``deals``,
 ``share_above_fair`` and ``share_above_fair_ci95`` (points of the won pools above the fair share),
@@ -177,7 +179,7 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
         fair = _figure(own, "fair_share", 0, 1, null=False)
         share, share_ci = _figure(own, "pool_share", 0, 1), _figure(own, "pool_share_ci95", 0)
         equity, equity_ci = _figure(own, "mean_equity"), _figure(own, "equity_ci95", 0)
-        opponents = seating(lineup, label)
+        seats = seating(lineup, label)
         sign = 1.0
     else:
         if "rival_pool_share_ci95" not in paired:
@@ -187,7 +189,7 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
         fair = _figure(report["agents"][lineup[0]], "fair_share", 0, 1, null=False)  # the first agent's seats
         share, share_ci = _figure(paired, "rival_pool_share", 0, 1), _figure(paired, "rival_pool_share_ci95", 0)
         equity, equity_ci = _figure(paired, "rival_mean_equity"), _figure(paired, "rival_equity_ci95", 0)
-        opponents = seating(lineup, lineup[0])  # the rival sat in every seat of the first agent
+        seats = seating(lineup, lineup[0])  # the rival sat in every seat of the first agent
         sign = -1.0  # the report's differences are the lineup's agent minus the rival
     pair = None
     if paired is not None and (side == "rival" or paired.get("agent") == label):
@@ -198,7 +200,8 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
                 "equity_difference_ci95": _figure(paired, "equity_difference_ci95", 0)}
     best = report.get("best")  # what `best` stood for in that run (older reports do not say)
     stood_for = best + label[len("best"):] if best and (label == "best" or label.startswith("best:")) else None
-    return {"seed": report["seed"], "players": report["num_players"], "opponents": opponents,
+    return {"seed": report["seed"], "players": report["num_players"],
+            "opponents": [seat for seat in seats if seat != _ITSELF], "seating": seats,
             "rules": report["rules"], "label": label, "stood_for": stood_for, "side": side,
             "deals": report["deals"],
             "share_above_fair": 100 * (share - fair), "share_above_fair_ci95": 100 * share_ci,
@@ -206,26 +209,24 @@ def _figures_of(report: dict, names: list[str], source: str) -> SeedFigures:
 
 
 _OWN_SEAT = "\0"
-"""The agent's own other seats in :func:`_seating_key` (before every label, so a seat keeps its place)."""
-
-
-def _seating_key(lineup, label) -> tuple:
-    """The other seats of ``lineup`` in the order they sit from ``label``'s seat on, the agent's own other seats
-    as ``_OWN_SEAT``; from the seat of the agent's that gives the least order. Every rotation of a lineup is
-    played, so only this order counts: a lineup and its rotations are one experiment, and the same opponents
-    in another order (``A,B,C`` and ``A,C,B``: who sits on the agent's left) another."""
-    n = len(lineup)
-    return min(tuple(_OWN_SEAT if lineup[(seat + k) % n] == label else lineup[(seat + k) % n] for k in range(1, n))
-               for seat in range(n) if lineup[seat] == label)
+"""The agent's own other seats while :func:`seating` orders them (before every label, so a seat keeps its place)."""
+_ITSELF = "itself"
+"""The agent's own other seats in a :func:`seating`."""
 
 
 def seating(lineup, label) -> list[str]:
-    """``label``'s opponents in ``lineup``, in the order they sit from its seat (:func:`_seating_key`).
+    """The other seats of ``lineup`` in the order they sit from ``label``'s seat on, the agent's own other seats
+    as ``itself``; from the seat of the agent's that gives the least order. Every rotation of a lineup is
+    played, so only this order counts: a lineup and its rotations are one experiment, and the same opponents
+    in another order (``A,B,C`` and ``A,C,B``: who sits on the agent's left) another.
 
     >>> seating(["greedy", "spoiler", "random"], "random"), seating(["spoiler", "random", "greedy"], "random")
     (['greedy', 'spoiler'], ['greedy', 'spoiler'])
     """
-    return [entry for entry in _seating_key(lineup, label) if entry != _OWN_SEAT]
+    n = len(lineup)
+    order = min(tuple(_OWN_SEAT if lineup[(seat + k) % n] == label else lineup[(seat + k) % n] for k in range(1, n))
+                for seat in range(n) if lineup[seat] == label)
+    return [_ITSELF if entry == _OWN_SEAT else entry for entry in order]
 
 
 def _mean_in_quadrature(values, intervals) -> tuple[float, float]:
@@ -242,16 +243,11 @@ def _spread(values) -> float:
     return statistics.stdev(values)
 
 
-def _describe(seating) -> str:
+def _describe(seats) -> str:
     """``2 x pimc``, ``spoiler, random``: the seats by label in the order they sit, neighbours of one label
     counted together (a group's ``seating``, ``itself`` for the agent's own other seats)."""
-    runs = [[seating[0], 1]] if len(seating) else []
-    for label in seating[1:]:
-        if label == runs[-1][0]:
-            runs[-1][1] += 1
-        else:
-            runs.append([label, 1])
-    return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in runs)
+    counted = ((label, len(list(run))) for label, run in groupby(seats))
+    return ", ".join(label if count == 1 else f"{count} x {label}" for label, count in counted)
 
 
 def _labels(names) -> list[str]:
@@ -320,8 +316,8 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
     groups: dict[tuple, list[tuple[SeedFigures, str]]] = {}
     for report, source in zip(reports, sources, strict=True):
         figures = figures_of(report, names, source)
-        seats_of = report["lineup"][0] if figures["side"] == "rival" else figures["label"]  # the rival: agent 0's
-        key = (figures["players"], _seating_key(report["lineup"], seats_of))
+        # (its own seats ordered first among a size's groups, as the seating orders them)
+        key = (figures["players"], tuple(_OWN_SEAT if seat == _ITSELF else seat for seat in figures["seating"]))
         for earlier, earlier_source in groups.get(key, []):
             if earlier["seed"] == figures["seed"]:
                 raise ValueError(f"{earlier_source} and {source} are both seed {figures['seed']} at "
@@ -334,19 +330,19 @@ def pool_seeds(reports, names=None, target: float | None = None, sources=None) -
                 raise ValueError(f"{earlier_source} and {source} measured different agents under the name "
                                  f"best ({specs[0]} and {specs[1]}): pool one agent's runs")
         groups.setdefault(key, []).append((figures, source))
-    return [_pooled(sorted((figures for figures, _ in rows), key=lambda f: f["seed"]), target, key[1])
-            for key, rows in sorted(groups.items())]
+    return [_pooled(sorted((figures for figures, _ in rows), key=lambda f: f["seed"]), target)
+            for _, rows in sorted(groups.items())]
 
 
-def _pooled(seeds: list[SeedFigures], target: float | None, seats: tuple) -> dict:
+def _pooled(seeds: list[SeedFigures], target: float | None) -> dict:
     rules = seeds[0]["rules"]  # the group's, one set (checked): kept once, not with every seed
     seeds = [{key: value for key, value in s.items() if key != "rules"} for s in seeds]
     shares = [s["share_above_fair"] for s in seeds]
     share, share_ci = _mean_in_quadrature(shares, [s["share_above_fair_ci95"] for s in seeds])
     equity, equity_ci = _mean_in_quadrature([s["equity"] for s in seeds], [s["equity_ci95"] for s in seeds])
     expected = math.sqrt(sum((s["share_above_fair_ci95"] / Z95) ** 2 for s in seeds) / len(seeds))
-    group = {"players": seeds[0]["players"], "opponents": seeds[0]["opponents"],
-             "seating": ["itself" if seat == _OWN_SEAT else seat for seat in seats], "rules": rules,
+    group = {"players": seeds[0]["players"], "opponents": seeds[0]["opponents"], "seating": seeds[0]["seating"],
+             "rules": rules,
              "agent": sorted({s["label"] for s in seeds}), "seeds": seeds,
              "share_above_fair": share, "share_above_fair_ci95": share_ci,
              "equity": equity, "equity_ci95": equity_ci,

@@ -581,6 +581,28 @@ def parse_weights(text: str) -> np.ndarray:
     return weights / weights.sum()
 
 
+SNAPSHOT_NAME = re.compile(r"iter_(\d+)\.pt")
+"""A league snapshot's file name in a run's ``snapshots/``: ``iter_`` and the iteration that saved it."""
+
+
+def snapshot_path(snapshot_dir: Path, iteration: int) -> Path:
+    return snapshot_dir / f"iter_{iteration:06d}.pt"
+
+
+def snapshot_iteration(path: Path) -> int | None:
+    """The iteration that saved a league snapshot, from its name; None for a file that is not one (a copy
+    kept beside them, ``iter_best.pt``): such a file is left alone, never drawn."""
+    match = SNAPSHOT_NAME.fullmatch(path.name)
+    return int(match[1]) if match else None
+
+
+def league_snapshots(snapshot_dir: Path, up_to: int | None = None) -> list[Path]:
+    """The league's snapshot files in the order they were saved, those saved up to iteration ``up_to`` if given."""
+    found = [(snapshot_iteration(path), path) for path in snapshot_dir.glob("iter_*.pt")]
+    return [path for iteration, path in sorted((iteration, path) for iteration, path in found
+                                               if iteration is not None and (up_to is None or iteration <= up_to))]
+
+
 PFSP_MEMORY = 0.5
 """How far one iteration's equity against a snapshot moves the running figure that --snapshot-sampling pfsp
 weighs it by: the current policy keeps changing, so older figures count less."""
@@ -830,7 +852,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
                  "move it aside to resume with a new one")
     snapshot_dir = run_dir / "snapshots"
     if resumed is not None:  # a league snapshot is drawn at random: one that does not load would stop the run hours in
-        for path in sorted(snapshot_dir.glob("iter_*.pt")):
+        for path in league_snapshots(snapshot_dir):
             try:
                 snapshot_net, _ = load_checkpoint(path)
             except CheckpointError as error:
@@ -840,7 +862,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
                 name = next(name for name in network if found[name] != network[name])
                 fail(f"--resume: league snapshot {path} is of another network: it has {flag(name)} {found[name]}, the "
                      f"run's network {flag(name)} {network[name]}; move it out of {snapshot_dir} to resume without it")
-    elif any(snapshot_dir.glob("iter_*.pt")):  # left by a run stopped before its first checkpoint
+    elif league_snapshots(snapshot_dir):  # left by a run stopped before its first checkpoint
         fail(f"{run_dir} already holds league snapshots of an earlier run (without its checkpoint.pt, so it cannot "
              "be resumed): give --run-name/--seed for a new run, or move the folder aside")
     initial = None  # --init-from: the network a new run starts from
@@ -926,8 +948,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
     def snapshot_files():
         # Up to the run's own iteration: a run killed between checkpoints (a second Ctrl-C, kill -9) resumes from
         # the last one, and the snapshots it saved after it are not yet this run's (each is written again then).
-        return sorted(path for path in snapshot_dir.glob("iter_*.pt")
-                      if int(path.stem.removeprefix("iter_")) <= progress["iteration"])
+        return league_snapshots(snapshot_dir, up_to=progress["iteration"])
 
     def save_all():
         args_dict = dataclasses.asdict(args)
@@ -935,7 +956,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         save_checkpoint(run_dir / "agent.pt", net, args_dict, progress)
 
     if not snapshot_files():
-        save_checkpoint(snapshot_dir / "iter_000000.pt", net, dataclasses.asdict(args), progress)
+        save_checkpoint(snapshot_path(snapshot_dir, 0), net, dataclasses.asdict(args), progress)
 
     # ---- the announcement: where the run goes, on what, and what stops it
     sizes = list(range(args.min_players, args.max_players + 1))
@@ -1142,7 +1163,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
             for kid in range(1, len(TABLE_KINDS)):
                 if stats[f"eq_n_{kid}"]:
                     row[f"equity_vs_{TABLE_KINDS[kid]}"] = stats[f"eq_sum_{kid}"] / stats[f"eq_n_{kid}"]
-            row["snapshot"] = int(pick.stem.removeprefix("iter_"))
+            row["snapshot"] = snapshot_iteration(pick)
             if args.snapshot_sampling == "pfsp" and "equity_vs_snapshot" in row:
                 equity_against = progress.setdefault("snapshot_equity", {})
                 earlier = equity_against.get(pick.name, row["equity_vs_snapshot"])
@@ -1163,7 +1184,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
                 writer.add_scalar(f"time/{name}_fraction", seconds / total_time, step)
 
             if iteration % args.snapshot_every == 0:
-                save_checkpoint(snapshot_dir / f"iter_{iteration:06d}.pt", net, dataclasses.asdict(args), progress)
+                save_checkpoint(snapshot_path(snapshot_dir, iteration), net, dataclasses.asdict(args), progress)
             finished = out_of_budget() or stop.requested
             if args.eval_every and iteration % args.eval_every == 0 and not finished:
                 t0 = time.perf_counter()

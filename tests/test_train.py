@@ -1524,3 +1524,28 @@ def test_equity_against_a_table_kind_counts_only_tables_that_seated_one_of_its_p
         torch.set_num_threads(threads)
     assert rows["1"] and all(not row.get("equity_vs_spoiler") for row in rows["1"])
     assert all(row["equity_vs_spoiler"] for row in rows["0.5"])
+
+
+def test_files_kept_beside_the_league_s_snapshots_are_left_alone_and_the_league_is_in_iteration_order(tmp_path,
+                                                                                                    monkeypatch):
+    """A user's copy in snapshots/ (``iter_best.pt``, even one that is no checkpoint) is not a league snapshot: a
+    run resumes beside it (it stopped the resume with a ValueError on the name) and never draws it; the league is
+    ordered by iteration, past six digits too."""
+    train = load_train_module()
+    run = ["--runs-dir", str(tmp_path), "--run-name", "kept", *PPO_RUN]
+    train.main([*run, "--total-decisions", "1200"])
+    folder = tmp_path / "kept" / "snapshots"
+    (folder / "iter_best.pt").write_bytes(b"not a checkpoint")
+    (folder / "iter_000000.pt.bak").write_bytes((folder / "iter_000000.pt").read_bytes())
+    drawn, draw = [], train.draw_snapshot
+    monkeypatch.setattr(train, "draw_snapshot", lambda snapshots, *rest: drawn.append(list(snapshots)) or draw(
+        snapshots, *rest))
+    done = load_checkpoint(tmp_path / "kept" / "agent.pt")[1]["progress"]["decisions"]
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "kept", "--resume", "--total-decisions", str(done + 1200),
+                "--no-progress-bar", "--torch-threads", "1"])
+    assert drawn and all([path.name for path in league] == ["iter_000000.pt"] for league in drawn)
+    assert (folder / "iter_best.pt").read_bytes() == b"not a checkpoint"
+    for name in ("iter_1000000.pt", "iter_999999.pt", "iter_000007.pt"):
+        (folder / name).write_bytes(b"")
+    assert [train.snapshot_iteration(path) for path in train.league_snapshots(folder)] == [0, 7, 999999, 1000000]
+    assert [path.name for path in train.league_snapshots(folder, up_to=7)] == ["iter_000000.pt", "iter_000007.pt"]

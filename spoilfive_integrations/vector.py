@@ -26,7 +26,8 @@ autoreset                ``autoreset_mode``, Gymnasium's three (default ``Autore
                          False and the first observation of the new episode;
                          ``SAME_STEP``: the step that ends it restarts it and returns the new
                          episode's first observation, the final one in ``infos["final_obs"]``
-                         (and ``infos["final_info"]``);
+                         (and ``infos["final_info"]``, which holds its ``"penalty"``: the
+                         rest of ``infos`` is the new episode's);
                          ``DISABLED``: it waits for ``reset(options={"reset_mask": mask})``, and
                          a ``step`` before that is refused. ``reset_mask`` restarts only the
                          games it marks, in every mode
@@ -497,7 +498,9 @@ class SpoilFiveVectorEnv(LearnerBatchView, VectorEnv):
                      self._infos(np.ones((self.num_envs, NUM_ACTIONS), np.int8), illegal))
             batch.start(terminated, self.np_random)  # the new episodes' opponents move up to the learner
             self._autoreset[:] = False
-        observations, infos = self._observe(illegal)
+        # A restarted game's row is its new episode's, as Gymnasium's SyncVectorEnv gives the reset's info there:
+        # the penalty that ended the last one is in final_info only.
+        observations, infos = self._observe(illegal if final is None else illegal & ~terminated)
         if final is not None:
             add_final(infos, final, terminated)
         return observations, rewards, terminated, np.zeros(self.num_envs, bool), infos

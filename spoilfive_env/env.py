@@ -39,7 +39,7 @@ from .actions import NUM_ACTIONS, action_id, action_str
 from .cards import ACE, HAND_SIZE, NUM_RANKS, SUIT_SYMBOLS, card_index, card_str
 from .core import PHASE_DONE, PHASE_NAMES, SpoilFiveCore
 from .observation import build_observation, observation_bounds
-from .rules import CHIPS_MAX, CHIPS_MIN, HAND_CHIPS_MAX, is_integer, table_rules
+from .rules import CHIPS_MAX, CHIPS_MIN, is_integer, largest_pool, table_rules
 
 RESET_OPTIONS = ("dealer", "hands", "turnup", "pool", "chips")
 SEQUENCES = (list, tuple, np.ndarray)  # what a list of cards or of chips may be given as
@@ -173,8 +173,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         # they leave room for the hands to come.
         if "pool" in options:
             pool = options["pool"]
-            if not is_integer(pool) or not 0 <= pool <= HAND_CHIPS_MAX:
-                raise ValueError(f"'pool' must be a whole number of chips 0 to {HAND_CHIPS_MAX}, got {pool!r}")
+            largest = largest_pool(self.rules, self.rules.max_hands if self.core.mode == "game" else 1)
+            if not is_integer(pool) or not 0 <= pool <= largest:
+                raise ValueError(f"'pool' must be a whole number of chips 0 to {largest} (so that a hand's winner "
+                                 f"gains at most 2**24 chips under these rules: rewards are float32), got {pool!r}")
             deal["pools"] = np.array([pool], dtype=np.int64)
         if "chips" in options:
             chips = options["chips"]

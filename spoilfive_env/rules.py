@@ -76,6 +76,14 @@ def _fits(low: int, high: int, pool_high: int, hand_gain_high: int) -> bool:
     return CHIPS_MIN <= low and high <= CHIPS_MAX and pool_high <= hand_gain_high <= HAND_CHIPS_MAX
 
 
+def largest_pool(rules: Rules, hands: int) -> int:
+    """The largest pool a game may start ``hands`` hands with: its winner's gain in one hand (the pool grown
+    by those hands' antes, and the others' jink bonuses) stays at most ``HAND_CHIPS_MAX``."""
+    gain_high = chip_reach(rules.num_players, rules.ante, rules.spoil_ante, rules.dealer_ante, rules.jink_bonus,
+                           hands, 0, 0, 0)[3]
+    return HAND_CHIPS_MAX - gain_high
+
+
 def check_chip_headroom(rules: Rules, hands: int, chips, pools) -> None:
     """Refuse chips ``(k, n)`` and pools ``(k,)`` that could overflow within ``hands`` hands.
 

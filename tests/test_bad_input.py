@@ -469,11 +469,14 @@ ENV_RESET_CASES = [
     ({"options": "hands"}, "options must be a dict of reset options .* got str"),
     ({"options": [("pool", 1)]}, "options must be a dict of reset options .* got list"),
     # pool
-    ({"options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 16777216, got 2147483648"),
-    ({"options": {"pool": 2**24 + 1}}, "'pool' must be a whole number of chips 0 to 16777216, got 16777217"),
-    ({"options": {"pool": 2**24 - 9}}, "pool 16777207 is not allowed: within 1 hand"),
-    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips 0 to 16777216, got -1"),
-    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips 0 to 16777216, got 1.5"),
+    # the largest pool: a hand's winner gains at most 2**24 chips, the pool grown by 4 antes and 6 of jink bonuses
+    ({"options": {"pool": 2**31}}, r"'pool' must be a whole number of chips 0 to 16777206 \(so that a hand's "
+                                   r"winner gains at most 2\*\*24 chips under these rules: rewards are float32\), "
+                                   "got 2147483648"),
+    ({"options": {"pool": 2**24 + 1}}, "'pool' must be a whole number of chips 0 to 16777206 .*got 16777217"),
+    ({"options": {"pool": 2**24 - 9}}, "'pool' must be a whole number of chips 0 to 16777206 .*got 16777207"),
+    ({"options": {"pool": -1}}, "'pool' must be a whole number of chips 0 to 16777206 .*got -1"),
+    ({"options": {"pool": 1.5}}, "'pool' must be a whole number of chips 0 to 16777206 .*got 1.5"),
     ({"options": {"pool": 2.0}}, "got 2.0"),
     ({"options": {"pool": np.float64(2)}}, "got np.float64\\(2.0\\)|got 2.0"),
     ({"options": {"pool": NAN}}, "got nan"),
@@ -515,7 +518,7 @@ ENV_RESET_CASES = [
      "the deal uses a card more than once: 5H"),
     ({"options": {"hands": [["5H"] * 5] * N, "turnup": "5H"}}, "the deal uses a card more than once: 5H$"),
     # a good seed beside a bad option: the generator must not be reseeded
-    ({"seed": 11, "options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 16777216"),
+    ({"seed": 11, "options": {"pool": 2**31}}, "'pool' must be a whole number of chips 0 to 16777206"),
     ({"seed": 11, "options": {"chips": [1.5] * N}}, "'chips' must give one whole number"),
     ({"seed": 11, "options": {"dealer": 9}}, "'dealer' must be a seat"),
 ]
@@ -605,12 +608,17 @@ def test_a_huge_unsigned_game_index_is_named_as_given_not_wrapped_to_minus_one()
     assert_same_state(before, core_snapshot(core))
 
 
-def test_game_mode_env_refuses_a_pool_without_room_for_the_game():
-    game = played_env(mode="game")
+@pytest.mark.parametrize(("mode", "largest"), [("hand", 2**24 - 10), ("game", 2**24 - 6 - 50 * 4)])
+def test_the_env_names_the_largest_pool_its_mode_allows_and_takes_it(mode, largest):
+    """A hand's winner gains at most the pool grown by every ante of the hands to come and the others' jink
+    bonuses (4 players: 4 chips and 6 a hand; 50 hands in a game): the refusal names that bound, not 2**24."""
+    game = played_env(mode=mode)
     before = env_snapshot(game)
-    with pytest.raises(ValueError, match="within 50 hands"):
-        game.reset(options={"pool": 2**24 - 200})
+    with pytest.raises(ValueError, match=f"'pool' must be a whole number of chips 0 to {largest} .*got {largest + 1}$"):
+        game.reset(options={"pool": largest + 1})
     assert_same_state(before, env_snapshot(game))
+    game.reset(seed=1, options={"pool": largest})
+    assert game.unwrapped.core.pool[0] == largest + N
 
 
 def test_numpy_values_are_accepted_in_reset_options():

@@ -33,6 +33,7 @@ figures as without it); ``--plot PATH`` draws the ratings by table size (matplot
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Iterable
@@ -100,14 +101,16 @@ def rating_library():
 def fit_ratings(tables: list[dict], names: list[str], num_players: int) -> tuple[np.ndarray, np.ndarray]:
     """Luce ratings ``(m,)`` (centred) and their 95% half-widths from the won pools of ``tables``.
 
-    The interval: the inverse Fisher information of the choice model at the fit (with the
-    ratings' sum fixed at 0, a pseudo-inverse), ``Z95`` standard errors.
+    The interval: the inverse Fisher information of the choice model at the fit, inverted on the ratings
+    whose sum is 0 (the centring fixes the common shift, which the pools do not tell), ``Z95`` standard errors.
+    With no pool won at all, the ratings are unknown (``nan``); where the pools leave them unidentified (agents
+    never compared, through their tables, with the rest) so are their intervals (``inf``).
     """
     choix = rating_library()
     m = len(names)
     data = _choice_data(tables, names, num_players)
     if not data:
-        return np.zeros(m), np.full(m, np.nan)
+        return np.full(m, np.nan), np.full(m, np.nan)
     ratings = choix.ilsr_top1(m, data, alpha=RATING_PRIOR)
     ratings = ratings - ratings.mean()
     strength = np.exp(ratings)
@@ -119,8 +122,16 @@ def fit_ratings(tables: list[dict], names: list[str], num_players: int) -> tuple
         seats[b] += num_players - 1
         p = seats * strength / (seats * strength).sum()
         information += (table["pools_won"] + table["table_pools_won"]) * (np.diag(p) - np.outer(p, p))
-    covariance = np.linalg.pinv(information)  # its null space is the common shift the centring removes
-    return ratings, Z95 * np.sqrt(np.clip(np.diag(covariance), 0, None))
+    # An orthonormal basis of the sum-zero ratings. Not a pseudo-inverse: an agent that won every pool (or
+    # none) leaves the information nearly singular, and its round-off eigenvalue (-1e-17, not 0) came out as a
+    # variance of -4e15, clipped to an interval of 0: "known exactly" where the fit runs off to infinity.
+    basis = np.linalg.qr(np.eye(m)[:, : m - 1] - 1 / m)[0]
+    reduced = basis.T @ information @ basis
+    eigenvalues = np.linalg.eigvalsh(reduced)
+    if eigenvalues[0] <= 1e-12 * max(eigenvalues[-1], 1e-300):
+        return ratings, np.full(m, np.inf)
+    covariance = basis @ np.linalg.inv(reduced) @ basis.T
+    return ratings, Z95 * np.sqrt(np.diag(covariance))
 
 
 def _table_result(report: dict, agent: str, table_of: str) -> dict:
@@ -232,21 +243,25 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
                     tables.append(_table_result(report, agent, table_of))
             ratings, ratings_ci = fit_ratings(tables, names, n)
             rows = [_agent_row(name, tables, r, ci) for name, r, ci in zip(names, ratings, ratings_ci)]
-            board[str(n)] = {"ranking": sorted(rows, key=lambda row: -row["rating"]), "tables": tables}
+            # unknown ratings (no pool won at this size) last, in the order given
+            board[str(n)] = {"ranking": sorted(rows, key=lambda row: -row["rating"] if math.isfinite(row["rating"])
+                                               else math.inf), "tables": tables}
             unfinished = None
     except KeyboardInterrupt:  # hours of tournaments are not thrown away: the sizes done are the board
         if not board and not (unfinished and unfinished["tables"]):
             raise
     done = [n for n in sizes if str(n) in board]
+    rated = [n for n in done if all(math.isfinite(row["rating"]) for row in board[str(n)]["ranking"])]
     overall = {name: np.mean([next(r["rating"] for r in board[str(n)]["ranking"] if r["agent"] == name)
-                              for n in done]) for name in names} if done else {}
+                              for n in rated]) for name in names} if rated else {}
     return {
         "agents": names,
         "players": done,
         "deals": int(deals),
         "seed": int(seed),
         "rating": "Luce choice model over each won pool (choix.ilsr_top1), centred, natural-log units",
-        # the top-rated agent of this run, which need not be load_agent("best") (named apart below)
+        # the top-rated agent of this run, which need not be load_agent("best") (named apart below); None where no
+        # size finished or none had a pool won
         "top_rated": max(overall, key=overall.get) if overall else None,
         "best_is": BEST,  # what the name "best" stands for (CONTRACT.md: the leaderboard says which it is)
         "sizes": board,
@@ -260,6 +275,14 @@ def _rate(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _figure(value: float, ci: float, digits: int, width: int, ci_width: int, scale: float = 1.0) -> str:
+    """``value ± ci`` as the table prints them, ``-`` for what there was nothing to measure on (no pool won: no
+    rating; one deal: no interval; a rating the pools leave unidentified: no interval)."""
+    shown = f"{scale * value:>+{width}.{digits}f}" if math.isfinite(value) else f"{'-':>{width}}"
+    interval = f"{scale * ci:<{ci_width}.{digits}f}" if math.isfinite(ci) else f"{'-':<{ci_width}}"
+    return f"{shown} ± {interval}"
+
+
 def format_board(board: dict) -> str:
     """The human table that ``python -m agents.leaderboard`` prints."""
     lines = [(f"Spoil Five leaderboard: {', '.join(board['agents'])}; {board['deals']} duplicate deals per "
@@ -271,11 +294,12 @@ def format_board(board: dict) -> str:
                    f"{'stops':>6}  {'2-trick wins':>12}  {'overtakes':>9}")]
         for place, row in enumerate(board["sizes"][str(n)]["ranking"], 1):
             lines.append(
-                f"{place:<3}{row['agent']:<{width}}  {row['rating']:>+6.2f} ± {row['rating_ci95']:<5.2f}  "
-                f"{row['mean_equity']:>+7.3f} ± {row['equity_ci95']:<5.3f}  "
-                f"{100 * row['share_above_fair']:>+7.1f} ± {100 * row['share_ci95']:<4.1f} pt  "
+                f"{place:<3}{row['agent']:<{width}}  {_figure(row['rating'], row['rating_ci95'], 2, 6, 5)}  "
+                f"{_figure(row['mean_equity'], row['equity_ci95'], 3, 7, 5)}  "
+                f"{_figure(row['share_above_fair'], row['share_ci95'], 1, 7, 4, 100)} pt  "
                 f"{_rate(row['stop_rate']):>6}  {_rate(row['two_trick_conversion']):>12}  "
                 f"{_rate(row['friendly_fire_rate']):>9}")
+    done = board["players"]
     unfinished = board.get("interrupted")
     if unfinished:
         lines += ["", f"stopped by Ctrl-C during {unfinished['players']} players; its finished tables "
@@ -285,7 +309,7 @@ def format_board(board: dict) -> str:
                   f"{100 * t['pool_share_ci95']:.1f} pt" for t in unfinished["tables"]]
     lines += [
         "",
-        f"top rated over these sizes: {board['top_rated'] or '- (no size finished)'}",
+        f"top rated over these sizes: {board['top_rated'] or ('- (no pool won)' if done else '- (no size finished)')}",
         f"best (load_agent(\"best\"), the strongest agent shipped) is {board['best_is']}",
         ("rating: Luce choice model fitted to who won each pool (choix), centred, 95% interval from its Fisher "
          "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -118,6 +119,55 @@ def test_a_rating_s_interval_is_the_fisher_information_s_worked_by_hand():
     ratings, ci = fit_ratings(tables, ["a", "b"], 3)
     assert ratings == pytest.approx([0.0, 0.0], abs=1e-6)
     assert ci == pytest.approx([Z95 * np.sqrt(9 / (16 * pools))] * 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("pools", [1, 7, 300])
+def test_an_agent_that_won_every_pool_has_a_wide_interval_not_a_zero_one(pools):
+    """Agent a won every pool of both tables, so its fit runs off to where the prior holds it: the interval is the
+    inverse information along a - b, worked by hand, wide; the pseudo-inverse gave 0 ("known exactly") or noise."""
+    from agents.evaluate import Z95
+
+    tables = [{"agent": "a", "table_of": "b", "pools_won": pools, "table_pools_won": 0},
+              {"agent": "b", "table_of": "a", "pools_won": 0, "table_pools_won": pools}]
+    (rating_a, rating_b), ci = fit_ratings(tables, ["a", "b"], 3)
+    assert rating_a > 1 and rating_a == pytest.approx(-rating_b)
+    weight = np.exp(rating_a - rating_b)
+    information = sum(pools * p * (1 - p) for p in (weight / (weight + 2), 2 * weight / (2 * weight + 1)))
+    assert ci == pytest.approx([Z95 / (2 * np.sqrt(information))] * 2, rel=1e-6)
+    assert ci[0] > 5
+
+
+def test_agents_never_compared_through_the_pools_have_no_interval():
+    """Two pairs that never met (a with b, c with d): the pools say nothing of one pair against the other, so the
+    ratings' intervals are unbounded (inf, null in JSON), not a number."""
+    tables = [{"agent": x, "table_of": y, "pools_won": 30, "table_pools_won": 60}
+              for x, y in (("a", "b"), ("b", "a"), ("c", "d"), ("d", "c"))]
+    _, ci = fit_ratings(tables, ["a", "b", "c", "d"], 3)
+    assert np.isinf(ci).all()
+
+
+def test_a_size_with_no_pool_won_has_no_ratings_and_names_no_top_agent(monkeypatch, capsys):
+    """Every hand spoiled: there is nothing to rate, so the ratings are null, not 0, and no agent is top rated;
+    the human table shows '-' for them."""
+    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in_evaluate([], pools=0))
+    board = leaderboard(STAND_IN_AGENTS, players=(3,), deals=7, seed=5)
+    assert board["top_rated"] is None and board["players"] == [3]
+    assert [row["agent"] for row in board["sizes"]["3"]["ranking"]] == STAND_IN_AGENTS  # as given
+    assert all(np.isnan(row["rating"]) and np.isnan(row["rating_ci95"]) for row in board["sizes"]["3"]["ranking"])
+    monkeypatch.setattr("agents.leaderboard.leaderboard", lambda *args, **kwargs: board)
+    assert main(["--players", "3", "--agents", ",".join(STAND_IN_AGENTS), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "top rated over these sizes: - (no pool won)" in out
+    assert re.search(r"^2  greedy +- ± - +\+", out, re.MULTILINE), out  # the rating unknown, the equity not
+    assert main(["--players", "3", "--agents", ",".join(STAND_IN_AGENTS), "--quiet", "--json"]) == 0
+    ranking = json.loads(capsys.readouterr().out)["sizes"]["3"]["ranking"]
+    assert all(row["rating"] is None and row["rating_ci95"] is None for row in ranking)
+
+
+def test_a_one_deal_board_shows_no_interval_as_a_dash_not_nan(capsys):
+    assert main(["--players", "3", "--agents", "random,greedy", "--deals", "1", "--seed", "0", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "+1.000 ± -" in out and "+33.3 ± -    pt" in out
 
 
 LUCE_TRUTH = {3: [0.3, 0.0, -0.3], 4: [-0.9, 0.6, 0.3]}

@@ -411,6 +411,20 @@ def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, st
     }
 
 
+def two_tricks_with_one_to_play(trick_winner: np.ndarray, num_players: int) -> np.ndarray:
+    """``(G, n)`` bool: the seat held two tricks or more after the first four (``trick_winner`` ``(G, 5)``, -1 for
+    a trick not played), so that a trick was left for it to win the pool with."""
+    return ((trick_winner[:, : NUM_TRICKS - 1, None] == np.arange(num_players)).sum(axis=1)) >= 2
+
+
+def _live_conversion(by_deal, seat_won, reached_two_live, mine) -> dict:
+    """The pools won of the hands where a seat of ``mine`` reached two tricks with one still to play."""
+    conversion, ci = _ratio_ci(by_deal((seat_won & reached_two_live & mine).astype(np.float64)),
+                               by_deal((reached_two_live & mine).astype(np.float64)))
+    return {"two_trick_hands_live": int((reached_two_live & mine).sum()),
+            "two_trick_conversion_live": conversion, "two_trick_conversion_live_ci95": ci}
+
+
 def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.ndarray]) -> dict:
     """Figures for each group of lineup entries (``{label: bool (n,) over entries}``)."""
     n = rules.num_players
@@ -418,6 +432,9 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     winner = outcome["winner"]
     seat_won = _seat_won(outcome, rules)
     reached_two = outcome["tricks"] >= 2
+    # ... with a trick still to play: a seat whose second trick was the last one could not go on to win, and is
+    # no stopped threat (a quarter of the players above at 3 to 5 players)
+    reached_two_live = two_tricks_with_one_to_play(outcome["trick_winner"], n)
     jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
     jink_won = jinked & outcome["jink_won"][:, None]
     won_any = (winner >= 0)
@@ -449,6 +466,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
             "jink_attempts": int((jinked & mine).sum()),
             "jink_successes": int((jink_won & mine).sum()),
             "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
+            **_live_conversion(by_deal, seat_won, reached_two_live, mine),
             **_spoiling_figures(by_deal, mine, seat_won & reached_two, reached_two, faced, stopped,
                                 outcome["overtakes"], outcome["overtake_chances"], outcome["forced_overtakes"]),
         }
@@ -459,6 +477,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
         "hands": int(len(winner)),
         "spoil_rate": spoil, "spoil_rate_ci95": spoil_ci,
         "two_trick_conversion": conversion, "two_trick_conversion_ci95": conversion_ci,
+        **_live_conversion(by_deal, seat_won, reached_two_live, np.ones_like(reached_two_live)),
         "jink_attempts": int(jinked.sum()), "jink_successes": int(jink_won.sum()),
     }
     return result, table
@@ -660,6 +679,19 @@ def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries:
     }
 
 
+def _pm(value, ci, value_format: str, ci_format: str) -> str:
+    """``value ± ci`` in the report's formats; ``-`` for a figure with nothing to measure it on (the interval of
+    a single deal, a share with no pool won), which the JSON report gives as null."""
+    def shown(number, number_format):
+        return format(number, number_format) if number is not None and np.isfinite(number) else "-"
+    return f"{shown(value, value_format)} ± {shown(ci, ci_format)}"
+
+
+def _percent(rate: float, ci: float) -> str:
+    """A rate and its interval in percent, as :func:`_pm` gives them."""
+    return _pm(100 * rate, 100 * ci, ".1f", ".1f").replace(" ±", "% ±") + "%" * bool(np.isfinite(ci))
+
+
 def format_report(report: dict) -> str:
     """The human table that ``python -m agents.evaluate`` prints."""
     n = report["num_players"]
@@ -671,18 +703,18 @@ def format_report(report: dict) -> str:
     ]
     header = ("agent", "seats", "equity / hand", "chips / hand", "pool share (fair)", "jinks won/tried")
     rows = [(label, str(a["seats"]),
-             f"{a['mean_equity']:+.3f} ± {a['equity_ci95']:.3f}",
-             f"{a['mean_chips']:+.3f} ± {a['chips_ci95']:.3f}",
-             f"{a['pool_share']:.3f} ± {a['pool_share_ci95']:.3f} ({a['fair_share']:.3f})",
+             f"{_pm(a['mean_equity'], a['equity_ci95'], '+.3f', '.3f')}",
+             f"{_pm(a['mean_chips'], a['chips_ci95'], '+.3f', '.3f')}",
+             f"{_pm(a['pool_share'], a['pool_share_ci95'], '.3f', '.3f')} ({a['fair_share']:.3f})",
              f"{a['jink_successes']}/{a['jink_attempts']}")
             for label, a in report["agents"].items()]
     lines += aligned_rows(header, rows)
     t = report["table"]
     lines += [
         "",
-        f"spoil rate {t['spoil_rate']:.3f} ± {t['spoil_rate_ci95']:.3f}; a player who reached two "
-        f"tricks went on to win {100 * t['two_trick_conversion']:.1f}% "
-        f"± {100 * t['two_trick_conversion_ci95']:.1f}% of the time",
+        f"spoil rate {_pm(t['spoil_rate'], t['spoil_rate_ci95'], '.3f', '.3f')}; a player who reached two "
+        f"tricks went on to win {_percent(t['two_trick_conversion'], t['two_trick_conversion_ci95'])} of the time, "
+        f"{_percent(t['two_trick_conversion_live'], t['two_trick_conversion_live_ci95'])} with a trick still to play",
         "intervals: 95%, clustered by deal; equity and chips per hand per seat played",
     ]
     if "paired" in report:
@@ -690,12 +722,12 @@ def format_report(report: dict) -> str:
         lines += [
             "",
             f"paired on the same deals, {p['agent']} minus {p['rival']} in its seats: equity / hand "
-            f"{p['equity_difference']:+.3f} ± {p['equity_difference_ci95']:.3f} "
-            f"({p['mean_equity']:+.3f} ± {p['equity_ci95']:.3f} against {p['rival_mean_equity']:+.3f} ± "
-            f"{p['rival_equity_ci95']:.3f}); pool share "
-            f"{100 * p['pool_share_difference']:+.1f} ± {100 * p['pool_share_difference_ci95']:.1f} points "
-            f"({p['pool_share']:.3f} ± {p['pool_share_ci95']:.3f} against {p['rival_pool_share']:.3f} ± "
-            f"{p['rival_pool_share_ci95']:.3f})",
+            f"{_pm(p['equity_difference'], p['equity_difference_ci95'], '+.3f', '.3f')} "
+            f"({_pm(p['mean_equity'], p['equity_ci95'], '+.3f', '.3f')} against "
+            f"{_pm(p['rival_mean_equity'], p['rival_equity_ci95'], '+.3f', '.3f')}); pool share "
+            f"{_pm(100 * p['pool_share_difference'], 100 * p['pool_share_difference_ci95'], '+.1f', '.1f')} points "
+            f"({_pm(p['pool_share'], p['pool_share_ci95'], '.3f', '.3f')} against "
+            f"{_pm(p['rival_pool_share'], p['rival_pool_share_ci95'], '.3f', '.3f')})",
         ]
     if "interrupted" in report:
         lines += ["", f"paired with {report['interrupted']['paired_with']}: not finished (stopped by Ctrl-C), no "

@@ -126,6 +126,8 @@ def test_ratio_figures_and_their_intervals_are_clustered_by_deal_as_written_by_h
     won = outcome["winner"][:, None] == np.arange(4)
     reached_two = outcome["tricks"] >= 2
     faced, stopped = stops(outcome["trick_winner"], outcome["winner"], 4)  # hand-made cases: test_leaderboard
+    live = np.array([[list(row[:4]).count(seat) >= 2 for seat in range(4)] for row in outcome["trick_winner"]])
+    assert (reached_two & ~live).any(), "a second trick taken on the last trick"
 
     def ratio_and_half(numerator, denominator):
         ratio = numerator.sum() / denominator.sum()
@@ -142,6 +144,7 @@ def test_ratio_figures_and_their_intervals_are_clustered_by_deal_as_written_by_h
         for key, numerator, denominator in (
                 ("pool_share", per_deal(won), won.reshape(deals, -1).sum(axis=1)),
                 ("two_trick_conversion", per_deal(won & reached_two), per_deal(reached_two)),
+                ("two_trick_conversion_live", per_deal(won & live), per_deal(live)),
                 ("stop_rate", per_deal(stopped), per_deal(faced)),
                 ("friendly_fire_rate", per_deal(outcome["overtakes"]), per_deal(outcome["overtake_chances"]))):
             ratio, half = ratio_and_half(numerator, denominator)
@@ -196,6 +199,19 @@ def test_fair_share_and_the_table_s_two_trick_conversion_as_counted_by_hand():
     reached_two = outcome["tricks"] >= 2
     won = outcome["winner"][:, None] == np.arange(4)
     assert report["table"]["two_trick_conversion"] == pytest.approx((reached_two & won).sum() / reached_two.sum())
+    live = np.array([[list(row[:4]).count(seat) >= 2 for seat in range(4)] for row in outcome["trick_winner"]])
+    assert report["table"]["two_trick_hands_live"] == live.sum() < reached_two.sum()
+    assert report["table"]["two_trick_conversion_live"] == pytest.approx((live & won).sum() / live.sum())
+
+
+def test_a_second_trick_taken_on_the_last_trick_is_no_live_two_trick_hand():
+    """3 players, tricks to seats 1, 1, 0, 2, 0 (spoiled): seat 1 held two tricks with one to play, seat 0 took its
+    second on the last trick, when no trick was left to win the pool with; every hand reaching two in four is."""
+    from agents.evaluate import two_tricks_with_one_to_play
+
+    winners = np.array([[1, 1, 0, 2, 0], [0, 0, 0, -1, -1], [2, 1, 0, 2, 1], [0, 1, 2, 0, 1]])
+    assert two_tricks_with_one_to_play(winners, 3).tolist() == [
+        [False, True, False], [True, False, False], [False, False, True], [True, False, False]]
 
 
 def test_bad_arguments_raise_value_error():
@@ -850,7 +866,8 @@ def test_the_human_report_shows_each_figure_beside_its_own_interval():
     report = {"num_players": 4, "deals": 9, "hands": 36, "seed": 1, "seconds": 2.0, "lineup": ["a", "b", "b", "b"],
               "agents": {"a": figures(1, 0.25, -0.5, 0.375), "b": figures(3, -0.25, 0.5, 0.625)},
               "table": {"spoil_rate": 0.5, "spoil_rate_ci95": 0.1, "two_trick_conversion": 0.75,
-                        "two_trick_conversion_ci95": 0.025},
+                        "two_trick_conversion_ci95": 0.025, "two_trick_conversion_live": 0.875,
+                        "two_trick_conversion_live_ci95": 0.0375},
               "paired": {"agent": "a", "rival": "c", "equity_difference": 0.125, "equity_difference_ci95": 0.0625,
                          "mean_equity": 0.25, "equity_ci95": 0.05, "rival_mean_equity": 0.125,
                          "rival_equity_ci95": 0.04, "pool_share_difference": 0.05, "pool_share_difference_ci95": 0.01,
@@ -863,3 +880,13 @@ def test_the_human_report_shows_each_figure_beside_its_own_interval():
     paired = next(line for line in lines if line.startswith("paired on the same deals"))
     assert "a minus c in its seats: equity / hand +0.125 ± 0.062 (+0.250 ± 0.050 against +0.125 ± 0.040)" in paired
     assert "pool share +5.0 ± 1.0 points (0.375 ± 0.020 against 0.325 ± 0.030)" in paired
+    assert ("spoil rate 0.500 ± 0.100; a player who reached two tricks went on to win 75.0% ± 2.5% of the time, "
+            "87.5% ± 3.8% with a trick still to play") in lines
+
+
+def test_the_human_report_of_one_deal_shows_a_dash_for_each_interval_not_nan(capsys):
+    assert main(["--players", "3", "--agents", "greedy,random", "--deals", "1", "--paired-with", "spoiler",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "+1.000 ± -" in out and "spoil rate 0.000 ± -" in out
+    assert "(0.667 ± - against 0.500 ± -)" in out

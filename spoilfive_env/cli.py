@@ -241,8 +241,9 @@ def command_name() -> str:
     return f"python -m {spec.name}" if spec is not None else Path(sys.argv[0]).name
 
 
-def run_command(main) -> None:
-    """Run a command's ``main()`` and exit with the status it returns.
+def run_command(main, check_variables: bool = True) -> None:
+    """Run a command's ``main()`` and exit with the status it returns; ``check_variables``: check the
+    ``SPOILFIVE_*`` variables first (False for a ``main`` that checks them itself, in its parser's words).
 
     Python ignores SIGPIPE, so a command piped into a reader that stops early (``python -m
     agents.across_seeds ... --json | head``) would end in a ``BrokenPipeError`` traceback. This ends it
@@ -253,7 +254,8 @@ def run_command(main) -> None:
 
     try:
         try:
-            check_backend_variables()  # a bad SPOILFIVE_* variable is said before the command's work, not after it
+            if check_variables:  # a bad SPOILFIVE_* variable is said before the command's work, not after it
+                check_backend_variables()
             status = main()
         except SystemExit as stop:  # argparse's --help and its errors leave main this way
             status = stop.code

@@ -182,7 +182,7 @@ def parse_move(text: str, legal: list[int], phase: int, why=None) -> int:
                          f"10{SUIT_SYMBOLS[3]}, or q to quit") from None
     if phase == PHASE_ROB and ROB_FIRST + card in legal:
         return ROB_FIRST + card
-    if robbing:
+    if robbing or phase == PHASE_ROB:  # a card typed at the rob prompt is a discard, never a play
         raise refuse(ROB_FIRST + card)
     if card in legal:
         return card
@@ -199,7 +199,7 @@ def prompt_text(phase: int, core, legal: list[int]) -> str:
     if phase == PHASE_JINK:
         bonus = core.rules.jink_bonus
         return (f"You took the first three tricks: c claims the pool, j jinks (win the last two "
-                f"tricks too for {bonus} chip{'s' if bonus != 1 else ''} from every player)")
+                f"tricks too for {bonus} chip{'s' if bonus != 1 else ''} from every other player)")
     return "Your move: type a number or a card"
 
 
@@ -215,10 +215,15 @@ def ask(phase: int, legal: list[int], core, read, write) -> int:
             write(f"  {error}\n")
 
 
-def hand_result(core, human: int) -> str:
+def hand_result(core, human: int, game_over: bool = True) -> str:
+    """The line that ends a hand of game 0 of ``core`` (just settled). ``game_over``: it was the game's last hand;
+    else the next hand is dealt and the chips and pool shown are after its antes, and the line says so."""
     winner = int(core.last_winner[GAME])
     tricks = " ".join(str(int(t)) for t in core.last_tricks[GAME])
-    if winner < 0:
+    if winner < 0 and game_over:  # the game ends on a spoil only at max_hands (docs/rules.md)
+        text = (f"The hand is spoiled, and it is the last the game allows ({core.rules.max_hands}): the pool is "
+                "split evenly, the remainder unpaid.")
+    elif winner < 0:
         text = "The hand is spoiled: the pool stays in the middle."
     else:
         who = (f"team {winner}" if core.rules.partnerships else
@@ -228,7 +233,8 @@ def hand_result(core, human: int) -> str:
             text += " and the jink bonus"
         text += "."
     chips = ", ".join(f"{'you' if s == human else f'player_{s}'} {int(c)}" for s, c in enumerate(core.chips[GAME]))
-    return f"{text} Tricks: {tricks}. Chips: {chips}; pool {int(core.pool[GAME])}."
+    after = "" if game_over else ", the next hand's antes paid"
+    return f"{text} Tricks: {tricks}. Chips{after}: {chips}; pool {int(core.pool[GAME])}."
 
 
 def play_game(num_players: int, opponents: list, human: int = 0, seed: int | None = None,
@@ -290,11 +296,8 @@ def play_game(num_players: int, opponents: list, human: int = 0, seed: int | Non
                 taker = int(np.argmax(tricks_after - tricks_before))
                 lines.append(f"{'You take' if taker == human else f'player_{taker} takes'} the trick.")
             if finished_hand:
-                lines.append(hand_result(core, human))
-                if not game.agents or all(game.terminations.values()):
-                    lines.append("Game over.")
-                else:
-                    lines.append("--- next hand ---")
+                game_over = not game.agents or all(game.terminations.values())
+                lines += [hand_result(core, human, game_over), "Game over." if game_over else "--- next hand ---"]
             write("\n".join(lines) + "\n")
     except Quit:
         write("\nBye.\n")
@@ -319,8 +322,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the deals and the agents")
     parser.add_argument("--hands", type=positive_int, default=None, help="hands in the game (default 10)")
     parser.add_argument("--preset", default=None, help="rules preset: default, hoyle, dealer_feeds")
-    try:  # checked here too: python -m spoilfive_env.play checks before agents has registered SPOILFIVE_RULES,
-        check_backend_variables()  # and the spoilfive-play script calls this function without run_command
+    try:  # checked here too: python -m spoilfive_env.play checks before agents has registered SPOILFIVE_RULES
+        check_backend_variables()
     except BackendSettingError as error:
         parser.error(str(error))
     args = parser.parse_args(argv)
@@ -352,15 +355,23 @@ def main(argv=None) -> int:
                      f"--players {args.players}")
     opponents = []
     for i, spec in enumerate(specs):
-        try:
+        try:  # a checkpoint imports torch here, seconds in which a Ctrl-C is as likely as at a prompt
             opponents.append(load_agent(spec, seed=None if args.seed is None else args.seed + i))
         except (ValueError, ImportError) as error:
             parser.error(f"--opponents: {error}")
+        except KeyboardInterrupt:
+            exit_interrupted("Bye (Ctrl-C).")
     try:
         return play_game(args.players, opponents, human=args.seat, seed=args.seed, labels=specs, **rules)
     except KeyboardInterrupt:
         exit_interrupted("Bye (Ctrl-C).")
     return 0
+
+
+def console_main(argv=None) -> None:
+    """The ``spoilfive-play`` console script: :func:`main` under :func:`~spoilfive_env.cli.run_command`, as ``python
+    -m`` runs it, so that a reader that stops early (``spoilfive-play ... | head``) ends it quietly (status 141)."""
+    run_command(lambda: main(argv), check_variables=False)  # main checks them, naming itself and its --help
 
 
 if __name__ == "__main__":

@@ -425,3 +425,47 @@ def test_hands_up_to_the_rules_max_hands_and_a_preset_are_the_rules_played(monke
     assert rules_played(monkeypatch, ["--players", "3", "--hands", str(cap)]).num_hands == cap
     assert rules_played(monkeypatch, ["--preset", "hoyle"]) == make_rules(num_players=4, preset="hoyle")
     assert make_rules(num_players=4, preset="hoyle") != make_rules(num_players=4)  # (the preset changes rules)
+
+
+def test_ctrl_c_while_an_opponent_loads_says_goodbye_not_a_traceback(monkeypatch, capsys):
+    """A checkpoint opponent imports torch, seconds before the first prompt: a Ctrl-C then ended in a traceback."""
+    import spoilfive_integrations.play as game
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(game, "load_agent", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        game.main(["--players", "3", "--opponents", "ppo"])
+    assert stopped.value.code == 130 and capsys.readouterr().err.strip() == "Bye (Ctrl-C)."
+
+
+def test_the_console_script_piped_into_a_reader_that_stops_early_ends_quietly():
+    """``spoilfive-play ... | head -2``: the console script ran main() bare and ended in a BrokenPipeError
+    traceback; it runs it as python -m does (run_command), exit status 141."""
+    script = "import sys; from spoilfive_integrations.play import console_main; sys.exit(console_main())"
+    process = subprocess.Popen([sys.executable, "-c", script, "--players", "3", "--opponents", "random", "--seed", "0"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    process.stdout.readline()
+    process.stdout.close()  # the reader stops
+    _, error = process.communicate(b"1\n" * 400, timeout=120)
+    assert process.returncode == 141 and b"Traceback" not in error, error.decode()
+
+
+def test_the_last_hand_a_game_allows_ends_spoiled_with_the_pool_split_and_says_so():
+    """At max_hands a spoiled pool is split evenly, the remainder unpaid (RULES.md): the line said the pool stays
+    in the middle. Before the last hand, the chips shown are after the next hand's antes, and the line says so."""
+    written = []
+    play_game(5, [load_agent("random", seed=1)], human=0, seed=1, read=lambda: "1\n", write=written.append,
+              num_hands=1, max_hands=1)
+    text = "".join(written)
+    hand_lines = [line for line in text.splitlines() if "Tricks:" in line]
+    assert len(hand_lines) == 1 and "Game over." in text
+    assert hand_lines[0] == ("The hand is spoiled, and it is the last the game allows (1): the pool is split evenly, "
+                             "the remainder unpaid. Tricks: 2 1 2 0 0. Chips: you 20, player_1 20, player_2 20, "
+                             "player_3 20, player_4 20; pool 0.")  # each paid 1 and got 5 // 5 back
+    written.clear()
+    play_game(3, [load_agent("random", seed=1)], human=0, seed=2, read=lambda: "1\n", write=written.append,
+              num_hands=2)
+    hand_lines = [line for line in "".join(written).splitlines() if "Tricks:" in line]
+    assert "Chips, the next hand's antes paid: " in hand_lines[0] and "Chips: " in hand_lines[-1]

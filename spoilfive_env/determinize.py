@@ -159,6 +159,10 @@ def read_information(observations: np.ndarray) -> Information:
     table = obs[:, SLICES["table_size"]]
     if B == 0:
         raise ValueError("observations must hold at least one row")
+    not_finite = ~np.isfinite(obs).all(axis=1)
+    if not_finite.any():  # a NaN pool read back as -2**31 chips
+        raise ValueError(f"row {int(np.flatnonzero(not_finite)[0])} is no Spoil Five observation: it holds a value "
+                         "that is not a finite number")
     if not np.all((table > 0.5).sum(axis=1) == 1):
         raise ValueError("not Spoil Five observations: the table_size block is not one-hot")
     sizes = table.argmax(axis=1) + MIN_PLAYERS
@@ -250,6 +254,9 @@ def _rules_for(info: Information, rules: Rules | None) -> Rules:
     if rules.num_players != info.num_players:
         raise ValueError(f"rules are for {rules.num_players} players but the observations "
                          f"come from a table of {info.num_players}")
+    if rules.partnerships != info.teammates:  # the built games would show teams the observations do not
+        raise ValueError(f"rules have partnerships={rules.partnerships} but the observations "
+                         f"{'mark' if info.teammates else 'mark no'} teammates")
     return rules
 
 

@@ -256,6 +256,27 @@ def test_a_plain_card_on_a_trump_lead_leaves_only_the_privileged_trumps_that_may
     assert abs(held_back - (1 - math.comb(32, 4) / math.comb(35, 4))) < 0.04  # 4 standard deviations of 2000 draws
 
 
+def test_rules_whose_partnerships_differ_from_the_observations_or_a_value_that_is_no_number_are_refused():
+    """Only the table size was checked against the rules: partnerships the observations do not show built games
+    whose observe(0) differed from them; a NaN pool was read as -2**31 chips. Refused, the generator untouched."""
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    single = SpoilFiveCore(2, rules=Rules(num_players=4), seed=0).observe()
+    teams = SpoilFiveCore(2, rules=Rules(num_players=4, partnerships=True), seed=0).observe()
+    with pytest.raises(ValueError, match="^rules have partnerships=True but the observations mark no teammates$"):
+        sample_hidden(single, rng, Rules(num_players=4, partnerships=True))
+    with pytest.raises(ValueError, match="^rules have partnerships=False but the observations mark teammates$"):
+        sample_hidden(teams, rng, Rules(num_players=4))
+    holders, _ = sample_hidden(teams, np.random.default_rng(0), Rules(num_players=4, partnerships=True))
+    np.testing.assert_array_equal(
+        games_from_information(teams, holders, rules=Rules(num_players=4, partnerships=True)).observe(0), teams)
+    damaged = single.copy()
+    damaged[1, SLICES["pool"]] = np.nan
+    with pytest.raises(ValueError, match="^row 1 is no Spoil Five observation: it holds a value that is not a finite"):
+        sample_hidden(damaged, rng)
+    assert rng.bit_generator.state == before
+
+
 def test_sample_hidden_refuses_what_is_not_a_generator_or_rules():
     observations = SpoilFiveCore(2, seed=1).observe()
     with pytest.raises(ValueError, match="rng must be a numpy.random.Generator .* got NoneType"):

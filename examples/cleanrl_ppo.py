@@ -215,7 +215,14 @@ def main(argv=None) -> int:
     args.minibatch_size = int(args.batch_size // args.num_minibatches)  # at most; autoreset rows are dropped
     args.num_iterations = max(1, args.total_timesteps // args.batch_size)
     run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
-    writer = SummaryWriter(f"runs/{run_name}") if args.track_tensorboard else None
+    writer = None
+    if args.track_tensorboard:
+        try:  # a folder that cannot be made (a file named runs, no permission): one line, not a traceback
+            writer = SummaryWriter(f"runs/{run_name}")
+        except OSError as error:
+            print(f"{os.path.basename(sys.argv[0])}: error: cannot write the TensorBoard events to runs/{run_name}: "
+                  f"{error.strerror or error} (or run with --no-track-tensorboard)", file=sys.stderr)
+            return 2
     if writer:
         table = "\n".join(f"|{key}|{value}|" for key, value in vars(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")

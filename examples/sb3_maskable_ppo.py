@@ -54,6 +54,8 @@ except KeyboardInterrupt:
 ROUTES = ("batched", "single")
 BATCHED_STEPS = 64
 """MaskablePPO's ``n_steps`` on the batched route: its rollout buffer holds this many steps of every game."""
+BATCHED_GAMES = 128
+"""Games in the core batch of the batched route, unless ``--num-envs`` says."""
 ROLLOUT_BYTES = 2 * 4 * (OBS_DIM + NUM_ACTIONS) + 64
 """About what one decision of the rollout buffer takes (observation and mask as float32, and the
 flattened copy made for the update)."""
@@ -64,7 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--route", choices=ROUTES, default="batched")
     parser.add_argument("--num-players", type=table_size, default=4)
     parser.add_argument("--opponents", default="random", help="opponents' agent spec (agents.load_agent)")
-    parser.add_argument("--num-envs", type=positive_int, default=128, help="games in the core batch (batched route)")
+    parser.add_argument("--num-envs", type=positive_int, default=None,
+                        help=f"games in the core batch (batched route; default {BATCHED_GAMES})")
     parser.add_argument("--timesteps", type=positive_int, default=300_000, help="learner decisions")
     parser.add_argument("--self-play", type=non_negative_int, default=0, metavar="K",
                         help="refresh the opponents from the learner every K env steps (0: fixed opponents)")
@@ -74,6 +77,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.self_play and args.route != "batched":
         parser.error("--self-play takes the batched route")
+    if args.num_envs is not None and args.route != "batched":  # it did nothing there, without a word
+        parser.error("--num-envs takes the batched route: the single route is one gymnasium.make env")
+    if args.num_envs is None:
+        args.num_envs = BATCHED_GAMES
     if args.route == "batched":
         try:
             check_env_fits_in_memory(args.num_envs, args.num_players, "--num-envs", SB3_MEMORY)

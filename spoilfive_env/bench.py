@@ -699,6 +699,16 @@ def distinct_batch_sizes(text: str) -> list[int]:
     return sizes
 
 
+def seconds_value(text: str) -> float:
+    """argparse ``type`` of ``--seconds`` in both benchmark commands: a number (its range is checked by
+    :func:`refuse_bad_seconds`, as a default is); text that is none is refused naming the range."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number: give {MIN_SECONDS:g} to {MAX_SECONDS} "
+                                         "seconds") from None
+
+
 def refuse_bad_seconds(parser: ArgumentParser, seconds: float) -> None:
     """``--seconds`` of both benchmark commands: :data:`MIN_SECONDS` to :data:`MAX_SECONDS` (nan or inf would
     never end a measurement); ``parser.error`` otherwise."""
@@ -712,7 +722,7 @@ def main(argv=None) -> int:
         prog="python -m spoilfive_env.bench",
         description="Decisions per second of the Spoil Five core and AEC environment under random legal play "
                     "(the cost of choosing random actions is included).")
-    parser.add_argument("--seconds", type=float, default=None,
+    parser.add_argument("--seconds", type=seconds_value, default=None,
                         help=f"time per measurement in seconds, {MIN_SECONDS:g} to {MAX_SECONDS} (default "
                              f"{DEFAULT_SECONDS:g}; {QUICK_SECONDS:g} with --quick)")
     parser.add_argument("--quick", action="store_true", help="a very short run of every measurement (for tests)")

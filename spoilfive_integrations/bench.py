@@ -33,11 +33,17 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from spoilfive_env import __version__
-from spoilfive_env.bench import MAX_ROUNDS, MAX_SECONDS, MIN_SECONDS, BenchInterrupted, refuse_bad_seconds
+from spoilfive_env.bench import (
+    MAX_ROUNDS,
+    MAX_SECONDS,
+    MIN_SECONDS,
+    BenchInterrupted,
+    refuse_bad_seconds,
+    seconds_value,
+)
 from spoilfive_env.cli import (
     ArgumentParser,
     exit_interrupted,
-    finite_float,
     json_text,
     positive_int,
     run_command,
@@ -339,7 +345,7 @@ def main(argv=None) -> int:
                         help=f"table size, 2 to 10 (default {DEFAULT_PLAYERS})")
     parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
                         help=f"opponent agent for every other seat (default {DEFAULT_OPPONENTS})")
-    parser.add_argument("--seconds", type=finite_float, default=DEFAULT_SECONDS,
+    parser.add_argument("--seconds", type=seconds_value, default=DEFAULT_SECONDS,
                         help=f"time per measurement in seconds, {MIN_SECONDS:g} to {MAX_SECONDS} (default "
                              f"{DEFAULT_SECONDS:g})")
     parser.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS,

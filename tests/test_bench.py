@@ -68,6 +68,7 @@ def test_table_output_and_options():
     (["--batch-sizes", "x"], "not a comma-separated list of whole numbers"),
     (["--seconds", "0"], "give 0.01 to 3600 seconds"),
     (["--seconds", "1e300"], "give 0.01 to 3600 seconds"),
+    (["--seconds", "abc"], "--seconds: 'abc' is not a number: give 0.01 to 3600 seconds"),  # argparse's own words
 ])
 def test_bad_arguments_are_refused(args, fragment):
     completed = run_bench("--quick", *args)

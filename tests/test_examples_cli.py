@@ -55,6 +55,8 @@ CASES = [
     ("sb3_maskable_ppo", ["--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
     ("sb3_maskable_ppo", ["--route", "single", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
     ("sb3_maskable_ppo", ["--self-play", "4", "--opponents", "nope"], f"--opponents: opponents='nope' {LOADED}"),
+    ("sb3_maskable_ppo", ["--route", "single", "--num-envs", "4"],
+     "--num-envs takes the batched route: the single route is one gymnasium.make env"),
     ("sb3_maskable_ppo", ["--num-envs", HUGE], (f"--num-envs={HUGE} is not allowed here", "allowed: at most")),
     ("sb3_maskable_ppo", ["--num-envs", "50000000"], ("--num-envs=50000000 is not allowed here", "allowed: at most")),
     ("sb3_maskable_ppo", ["--timesteps", "1.5"], "--timesteps: '1.5' is not a whole number"),
@@ -370,3 +372,16 @@ def test_cleanrl_takes_minibatches_of_exactly_the_fewest_decisions_allowed(tmp_p
     # 2 games x 2 steps = 4 decisions a rollout, in 2 minibatches of MIN_MINIBATCH = 2
     args = module.parse_args(["--num-envs", "2", "--num-steps", "2", "--num-minibatches", "2"])
     assert args.num_envs * args.num_steps // args.num_minibatches == module.MIN_MINIBATCH
+
+
+def test_cleanrl_s_events_folder_that_cannot_be_made_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """A file named runs where the example writes its TensorBoard events: it ended in a NotADirectoryError
+    traceback; it says so in one line, before any training."""
+    module = example("cleanrl_ppo")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").write_text("not a folder")
+    monkeypatch.setattr(module, "train_and_evaluate", lambda *args: pytest.fail("trained without its events"))
+    assert module.main(["--total-timesteps", "64", "--num-envs", "2", "--num-steps", "32", "--eval-deals", "0"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "error: cannot write the TensorBoard events to runs/" in error
+    assert "(or run with --no-track-tensorboard)" in error

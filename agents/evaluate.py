@@ -433,7 +433,7 @@ def summarise(outcome: dict, rules: Rules, num_deals: int, groups: dict[str, np.
     seat_won = _seat_won(outcome, rules)
     reached_two = outcome["tricks"] >= 2
     # ... with a trick still to play: a seat whose second trick was the last one could not go on to win, and is
-    # no stopped threat (a quarter of the players above at 3 to 5 players)
+    # no stopped threat (10% to 19% of the players above at 3 to 5 players, a quarter of those who did not win)
     reached_two_live = two_tricks_with_one_to_play(outcome["trick_winner"], n)
     jinked = outcome["jinker"][:, None] == np.arange(n)[None, :]
     jink_won = jinked & outcome["jink_won"][:, None]

@@ -16,7 +16,7 @@ per game and :func:`agents.evaluate.summarise` turns into figures per agent:
   overtakes when it plays such a card (:func:`overtake_events`, read from the core before
   the move is applied). Overtaking spends a card that the coalition may need later and
   takes nothing from the threat. A chance is **forced** where every legal card beats: about
-  half the chances of `random` and `spoiler` tables at 3 to 5 players are, so the share of
+  half the chances at `random` tables at 3 to 5 players are, and 62% at `spoiler` tables, so the share of
   the other chances taken (``friendly_fire_rate_unforced``) is what tells a player's choice.
 
 Only public facts and the acting player's own legal cards are read, so the figures mean the

@@ -109,6 +109,7 @@ def stand_in_report(k: int, lineup: list, num_players: int, deals: int) -> dict:
                 "fair_share": (1 + i) / num_players, "mean_equity": -0.100 + 0.007 * k + i,
                 "equity_ci95": 0.060 + 0.002 * k + 0.2 * i} for i in range(2)]
     table = {"two_trick_conversion": 0.300 + 0.010 * k, "two_trick_conversion_ci95": 0.020 + 0.001 * k,
+             "two_trick_conversion_live": 0.450 + 0.012 * k, "two_trick_conversion_live_ci95": 0.010 + 0.002 * k,
              "spoil_rate": 0.150 + 0.005 * k, "spoil_rate_ci95": 0.040 + 0.002 * k,
              "jink_attempts": 3 * k, "jink_successes": k}
     return {"hands": deals * num_players, "deals": deals, "table": table, "entries": entries,
@@ -130,8 +131,8 @@ def columns(line: str) -> list[str]:
 
 def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(plt):
     """Cell 'rows': one tournament of each agent alone at each size on seed 0, and each row of the table its
-    figures: stopped is one less the two-trick player's win share (printed beside it), with the table's
-    intervals, and the agent's stop and friendly-fire rates."""
+    figures: stopped is one less the two-trick player's win share (printed beside it), then the same of the players
+    with a trick left, with the table's intervals, and the agent's stop and friendly-fire rates."""
     calls = []
     namespace = {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 4), "DEALS": 7, "np": np,
                  "evaluate": stand_in_evaluate(calls)}
@@ -144,7 +145,9 @@ def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(
         table, seat = report["table"], report["agents"][agent]
         win_share = table["two_trick_conversion"]
         assert columns(line) == [agent, str(n), f"{1 - win_share:.3f}", f"{table['two_trick_conversion_ci95']:.3f}",
-                                 f"{win_share:.3f}", f"{table['spoil_rate']:.3f}", f"{table['spoil_rate_ci95']:.3f}",
+                                 f"{win_share:.3f}", f"{1 - table['two_trick_conversion_live']:.3f}",
+                                 f"{table['two_trick_conversion_live_ci95']:.3f}",
+                                 f"{table['spoil_rate']:.3f}", f"{table['spoil_rate_ci95']:.3f}",
                                  f"{seat['stop_rate']:.3f}", f"{seat['friendly_fire_rate']:.3f}",
                                  f"{seat['friendly_fire_rate_ci95']:.3f}"], line
 
@@ -199,10 +202,12 @@ def test_best_s_tables_are_the_kept_reports_set_beside_greedy_on_their_own_deals
         kept = best_report(n, 1)
         assert calls[k - 1] == (["greedy"], n, kept["deals"], kept["seed"], 1)
         greedy = stand_in_report(k, ["greedy"], n, kept["deals"])["table"]
-        stopped, stopped_greedy = (1 - kept["table"]["two_trick_conversion"], 1 - greedy["two_trick_conversion"])
-        assert columns(line) == [str(n), f"{stopped:.3f}", f"{kept['table']['two_trick_conversion_ci95']:.3f}",
-                                 f"{stopped_greedy:.3f}", f"{greedy['two_trick_conversion_ci95']:.3f}",
-                                 f"{stopped - stopped_greedy:+.3f}", f"{kept['table']['spoil_rate']:.3f}",
+        expected = [str(n)]
+        for key in ("two_trick_conversion", "two_trick_conversion_live"):
+            stopped, stopped_greedy = 1 - kept["table"][key], 1 - greedy[key]
+            expected += [f"{stopped:.3f}", f"{kept['table'][key + '_ci95']:.3f}", f"{stopped_greedy:.3f}",
+                         f"{greedy[key + '_ci95']:.3f}", f"{stopped - stopped_greedy:+.3f}"]
+        assert columns(line) == [*expected, f"{kept['table']['spoil_rate']:.3f}",
                                  f"{kept['agents']['best']['friendly_fire_rate']:.3f}"], line
 
     printed = run_cell(code_cell("02_cooperative_spoiling.ipynb", "def rate"), namespace)

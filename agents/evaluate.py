@@ -703,8 +703,8 @@ def format_report(report: dict) -> str:
     ]
     header = ("agent", "seats", "equity / hand", "chips / hand", "pool share (fair)", "jinks won/tried")
     rows = [(label, str(a["seats"]),
-             f"{_pm(a['mean_equity'], a['equity_ci95'], '+.3f', '.3f')}",
-             f"{_pm(a['mean_chips'], a['chips_ci95'], '+.3f', '.3f')}",
+             _pm(a["mean_equity"], a["equity_ci95"], "+.3f", ".3f"),
+             _pm(a["mean_chips"], a["chips_ci95"], "+.3f", ".3f"),
              f"{_pm(a['pool_share'], a['pool_share_ci95'], '.3f', '.3f')} ({a['fair_share']:.3f})",
              f"{a['jink_successes']}/{a['jink_attempts']}")
             for label, a in report["agents"].items()]

@@ -1160,7 +1160,8 @@ def test_bench_adapters_ctrl_c_keeps_the_rounds_finished(monkeypatch, capsys):
     (["--players", "11"], "--players: '11' is not allowed: Spoil Five takes 2 to 10 players"),
     (["--opponents", "nobody"], "unknown agent 'nobody'"),
     (["--num-envs", "0"], "--num-envs: '0' is not allowed"),
-    (["--seconds", "nan"], "--seconds: 'nan' is not allowed"),
+    (["--seconds", "nan"], "--seconds nan is not allowed: give 0.01 to 3600 seconds"),
+    (["--seconds", "abc"], "--seconds: 'abc' is not a number: give 0.01 to 3600 seconds"),
     (["--seconds", "1e300"], "--seconds 1e+300 is not allowed: give 0.01 to 3600 seconds"),
     (["--seconds", "1e-300"], "--seconds 1e-300 is not allowed: give 0.01 to 3600 seconds"),  # ZeroDivisionError
     (["--seconds", "0"], "--seconds 0 is not allowed: give 0.01 to 3600 seconds"),

@@ -39,6 +39,7 @@ from spoilfive_env.cli import (
     json_text,
     plot_after_figures,
     plot_text,
+    plus_minus,
     refuse_bad_plot_path,
     run_command,
     save_figure,
@@ -372,11 +373,12 @@ def format_pooled(groups: list[dict]) -> str:
                  f"{_describe(group['seating'])}: {len(seeds)} seed{'s' * (len(seeds) != 1)}, {deals:,} deals"]
         rows = [("seed", "share above fair (points)", "equity / hand", "")]
         for s in seeds:
-            rows.append((str(s["seed"]), f"{s['share_above_fair']:+.2f} ± {s['share_above_fair_ci95']:.2f}",
-                         f"{s['equity']:+.3f} ± {s['equity_ci95']:.3f}",
+            rows.append((str(s["seed"]),
+                         plus_minus(s["share_above_fair"], s["share_above_fair_ci95"], "+.2f", ".2f"),
+                         plus_minus(s["equity"], s["equity_ci95"], "+.3f", ".3f"),
                          f"(as {s['label']}, the rival of a paired run)" if s["side"] == "rival" else ""))
-        rows.append(("mean", f"{group['share_above_fair']:+.2f} ± {group['share_above_fair_ci95']:.2f}",
-                     f"{group['equity']:+.3f} ± {group['equity_ci95']:.3f}", ""))
+        rows.append(("mean", plus_minus(group["share_above_fair"], group["share_above_fair_ci95"], "+.2f", ".2f"),
+                     plus_minus(group["equity"], group["equity_ci95"], "+.3f", ".3f"), ""))
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         for row in rows:
             cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]]

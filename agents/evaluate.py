@@ -68,6 +68,7 @@ from spoilfive_env.cli import (
     exit_interrupted,
     json_text,
     non_negative_int,
+    plus_minus,
     positive_int,
     rule_option,
     run_command,
@@ -679,17 +680,9 @@ def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries:
     }
 
 
-def _pm(value, ci, value_format: str, ci_format: str) -> str:
-    """``value ± ci`` in the report's formats; ``-`` for a figure with nothing to measure it on (the interval of
-    a single deal, a share with no pool won), which the JSON report gives as null."""
-    def shown(number, number_format):
-        return format(number, number_format) if number is not None and np.isfinite(number) else "-"
-    return f"{shown(value, value_format)} ± {shown(ci, ci_format)}"
-
-
 def _percent(rate: float, ci: float) -> str:
-    """A rate and its interval in percent, as :func:`_pm` gives them."""
-    return _pm(100 * rate, 100 * ci, ".1f", ".1f").replace(" ±", "% ±") + "%" * bool(np.isfinite(ci))
+    """A rate and its interval in percent, as :func:`~spoilfive_env.cli.plus_minus` gives them."""
+    return plus_minus(100 * rate, 100 * ci, ".1f", ".1f").replace(" ±", "% ±") + "%" * bool(np.isfinite(ci))
 
 
 def format_report(report: dict) -> str:
@@ -703,16 +696,16 @@ def format_report(report: dict) -> str:
     ]
     header = ("agent", "seats", "equity / hand", "chips / hand", "pool share (fair)", "jinks won/tried")
     rows = [(label, str(a["seats"]),
-             _pm(a["mean_equity"], a["equity_ci95"], "+.3f", ".3f"),
-             _pm(a["mean_chips"], a["chips_ci95"], "+.3f", ".3f"),
-             f"{_pm(a['pool_share'], a['pool_share_ci95'], '.3f', '.3f')} ({a['fair_share']:.3f})",
+             plus_minus(a["mean_equity"], a["equity_ci95"], "+.3f", ".3f"),
+             plus_minus(a["mean_chips"], a["chips_ci95"], "+.3f", ".3f"),
+             f"{plus_minus(a['pool_share'], a['pool_share_ci95'], '.3f', '.3f')} ({a['fair_share']:.3f})",
              f"{a['jink_successes']}/{a['jink_attempts']}")
             for label, a in report["agents"].items()]
     lines += aligned_rows(header, rows)
     t = report["table"]
     lines += [
         "",
-        f"spoil rate {_pm(t['spoil_rate'], t['spoil_rate_ci95'], '.3f', '.3f')}; a player who reached two "
+        f"spoil rate {plus_minus(t['spoil_rate'], t['spoil_rate_ci95'], '.3f', '.3f')}; a player who reached two "
         f"tricks went on to win {_percent(t['two_trick_conversion'], t['two_trick_conversion_ci95'])} of the time, "
         f"{_percent(t['two_trick_conversion_live'], t['two_trick_conversion_live_ci95'])} with a trick still to play",
         "intervals: 95%, clustered by deal; equity and chips per hand per seat played",
@@ -722,12 +715,13 @@ def format_report(report: dict) -> str:
         lines += [
             "",
             f"paired on the same deals, {p['agent']} minus {p['rival']} in its seats: equity / hand "
-            f"{_pm(p['equity_difference'], p['equity_difference_ci95'], '+.3f', '.3f')} "
-            f"({_pm(p['mean_equity'], p['equity_ci95'], '+.3f', '.3f')} against "
-            f"{_pm(p['rival_mean_equity'], p['rival_equity_ci95'], '+.3f', '.3f')}); pool share "
-            f"{_pm(100 * p['pool_share_difference'], 100 * p['pool_share_difference_ci95'], '+.1f', '.1f')} points "
-            f"({_pm(p['pool_share'], p['pool_share_ci95'], '.3f', '.3f')} against "
-            f"{_pm(p['rival_pool_share'], p['rival_pool_share_ci95'], '.3f', '.3f')})",
+            f"{plus_minus(p['equity_difference'], p['equity_difference_ci95'], '+.3f', '.3f')} "
+            f"({plus_minus(p['mean_equity'], p['equity_ci95'], '+.3f', '.3f')} against "
+            f"{plus_minus(p['rival_mean_equity'], p['rival_equity_ci95'], '+.3f', '.3f')}); pool share "
+            f"{plus_minus(100 * p['pool_share_difference'], 100 * p['pool_share_difference_ci95'], '+.1f', '.1f')}"
+            " points "
+            f"({plus_minus(p['pool_share'], p['pool_share_ci95'], '.3f', '.3f')} against "
+            f"{plus_minus(p['rival_pool_share'], p['rival_pool_share_ci95'], '.3f', '.3f')})",
         ]
     if "interrupted" in report:
         lines += ["", f"paired with {report['interrupted']['paired_with']}: not finished (stopped by Ctrl-C), no "

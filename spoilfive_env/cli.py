@@ -209,6 +209,14 @@ def json_text(value) -> str:
     return json.dumps(_finite_or_null(value), indent=2, allow_nan=False)
 
 
+def plus_minus(value, ci, value_format: str, ci_format: str) -> str:
+    """``value ± ci`` as the commands print them, ``-`` for a figure with nothing to measure it on (the interval of
+    a single deal, a share with no pool won), which their JSON gives as null."""
+    def shown(number, number_format):
+        return format(number, number_format) if number is not None and math.isfinite(number) else "-"
+    return f"{shown(value, value_format)} ± {shown(ci, ci_format)}"
+
+
 def _finite_or_null(value):
     if isinstance(value, float):
         return value if math.isfinite(value) else None

@@ -558,3 +558,13 @@ def test_the_plot_shows_each_seeds_share_and_interval_the_mean_and_the_target_li
     import matplotlib.pyplot as plt
 
     plt.close(saved[0])
+
+
+def test_a_seed_with_nothing_to_measure_an_interval_on_shows_a_dash_not_nan():
+    """A one-deal report has null intervals (no spread over deals): the table printed 'nan' for them."""
+    report = json.loads(json_text(evaluate(["greedy", "random"], 3, 1, seed=0)))
+    assert report["agents"]["greedy"]["pool_share_ci95"] is None
+    text = format_pooled(pool_seeds([report], "greedy"))
+    assert "nan" not in text
+    seed_row = next(line for line in text.splitlines() if line.strip().startswith("0 "))
+    assert seed_row.count("± -") == 2, seed_row

@@ -680,11 +680,6 @@ def paired_difference(outcome: dict, rival_outcome: dict, rules: Rules, entries:
     }
 
 
-def _percent(rate: float, ci: float) -> str:
-    """A rate and its interval in percent, as :func:`~spoilfive_env.cli.plus_minus` gives them."""
-    return plus_minus(100 * rate, 100 * ci, ".1f", ".1f").replace(" ±", "% ±") + "%" * bool(np.isfinite(ci))
-
-
 def format_report(report: dict) -> str:
     """The human table that ``python -m agents.evaluate`` prints."""
     n = report["num_players"]
@@ -706,8 +701,10 @@ def format_report(report: dict) -> str:
     lines += [
         "",
         f"spoil rate {plus_minus(t['spoil_rate'], t['spoil_rate_ci95'], '.3f', '.3f')}; a player who reached two "
-        f"tricks went on to win {_percent(t['two_trick_conversion'], t['two_trick_conversion_ci95'])} of the time, "
-        f"{_percent(t['two_trick_conversion_live'], t['two_trick_conversion_live_ci95'])} with a trick still to play",
+        f"tricks went on to win {plus_minus(t['two_trick_conversion'], t['two_trick_conversion_ci95'], '.1%', '.1%')}"
+        " of the time, "
+        f"{plus_minus(t['two_trick_conversion_live'], t['two_trick_conversion_live_ci95'], '.1%', '.1%')} with a "
+        "trick still to play",
         "intervals: 95%, clustered by deal; equity and chips per hand per seat played",
     ]
     if "paired" in report:

@@ -882,6 +882,9 @@ def test_the_human_report_shows_each_figure_beside_its_own_interval():
     assert "pool share +5.0 ± 1.0 points (0.375 ± 0.020 against 0.325 ± 0.030)" in paired
     assert ("spoil rate 0.500 ± 0.100; a player who reached two tricks went on to win 75.0% ± 2.5% of the time, "
             "87.5% ± 3.8% with a trick still to play") in lines
+    report["table"].update(two_trick_conversion=float("nan"), two_trick_conversion_ci95=float("nan"))
+    assert ("spoil rate 0.500 ± 0.100; a player who reached two tricks went on to win - ± - of the time, "
+            "87.5% ± 3.8% with a trick still to play") in format_report(report).splitlines()  # none did: no rate
 
 
 def test_the_human_report_of_one_deal_shows_a_dash_for_each_interval_not_nan(capsys):

@@ -49,6 +49,7 @@ from spoilfive_env.cli import (
     json_text,
     plot_after_figures,
     plot_text,
+    plus_minus,
     refuse_bad_plot_path,
     run_command,
     save_figure,
@@ -275,14 +276,6 @@ def _rate(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _figure(value: float, ci: float, digits: int, width: int, ci_width: int, scale: float = 1.0) -> str:
-    """``value ± ci`` as the table prints them, ``-`` for what there was nothing to measure on (no pool won: no
-    rating; one deal: no interval; a rating the pools leave unidentified: no interval)."""
-    shown = f"{scale * value:>+{width}.{digits}f}" if math.isfinite(value) else f"{'-':>{width}}"
-    interval = f"{scale * ci:<{ci_width}.{digits}f}" if math.isfinite(ci) else f"{'-':<{ci_width}}"
-    return f"{shown} ± {interval}"
-
-
 def format_board(board: dict) -> str:
     """The human table that ``python -m agents.leaderboard`` prints."""
     lines = [(f"Spoil Five leaderboard: {', '.join(board['agents'])}; {board['deals']} duplicate deals per "
@@ -294,9 +287,10 @@ def format_board(board: dict) -> str:
                    f"{'stops':>6}  {'2-trick wins':>12}  {'overtakes':>9}")]
         for place, row in enumerate(board["sizes"][str(n)]["ranking"], 1):
             lines.append(
-                f"{place:<3}{row['agent']:<{width}}  {_figure(row['rating'], row['rating_ci95'], 2, 6, 5)}  "
-                f"{_figure(row['mean_equity'], row['equity_ci95'], 3, 7, 5)}  "
-                f"{_figure(row['share_above_fair'], row['share_ci95'], 1, 7, 4, 100)} pt  "
+                f"{place:<3}{row['agent']:<{width}}  "
+                f"{plus_minus(row['rating'], row['rating_ci95'], '>+6.2f', '<5.2f')}  "
+                f"{plus_minus(row['mean_equity'], row['equity_ci95'], '>+7.3f', '<5.3f')}  "
+                f"{plus_minus(100 * row['share_above_fair'], 100 * row['share_ci95'], '>+7.1f', '<4.1f')} pt  "
                 f"{_rate(row['stop_rate']):>6}  {_rate(row['two_trick_conversion']):>12}  "
                 f"{_rate(row['friendly_fire_rate']):>9}")
     done = board["players"]

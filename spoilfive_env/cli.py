@@ -14,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -211,9 +212,13 @@ def json_text(value) -> str:
 
 def plus_minus(value, ci, value_format: str, ci_format: str) -> str:
     """``value ± ci`` as the commands print them, ``-`` for a figure with nothing to measure it on (the interval of
-    a single deal, a share with no pool won), which their JSON gives as null."""
+    a single deal, a share with no pool won), which their JSON gives as null; the ``-`` takes the format's
+    alignment and width, so that a table's columns stay aligned."""
     def shown(number, number_format):
-        return format(number, number_format) if number is not None and math.isfinite(number) else "-"
+        if number is not None and math.isfinite(number):
+            return format(number, number_format)
+        align, width = re.match(r"([<>^]?)[+\- ]?(\d*)", number_format).groups()
+        return format("-", align + width)
     return f"{shown(value, value_format)} ± {shown(ci, ci_format)}"
 
 

@@ -81,7 +81,7 @@ from spoilfive_env.rules import PRESETS, Rules, is_integer, make_rules
 from . import BEST, load_agent
 from .base import Agent, actions_in_core, checked_actions, distinct_entries, stream_seed
 from .sharding import BLOCK_DEALS, block_seed, check_shards, connect_for_command, plays_on_ray, run_on_ray
-from .spoiling import overtake_events, stops, trick_winners
+from .spoiling import overtake_events, stops, trick_winners, two_tricks_with_one_to_play
 
 Z95 = 1.959963984540054
 MAX_DEALS = 1_000_000
@@ -410,12 +410,6 @@ def _spoiling_figures(by_deal, mine, two_trick_pools, two_trick_hands, faced, st
         "forced_overtakes": int((forced * mine).sum()),
         "friendly_fire_rate_unforced": chosen, "friendly_fire_rate_unforced_ci95": chosen_ci,
     }
-
-
-def two_tricks_with_one_to_play(trick_winner: np.ndarray, num_players: int) -> np.ndarray:
-    """``(G, n)`` bool: the seat held two tricks or more after the first four (``trick_winner`` ``(G, 5)``, -1 for
-    a trick not played), so that a trick was left for it to win the pool with."""
-    return ((trick_winner[:, : NUM_TRICKS - 1, None] == np.arange(num_players)).sum(axis=1)) >= 2
 
 
 def _live_conversion(by_deal, seat_won, reached_two_live, mine) -> dict:

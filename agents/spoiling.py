@@ -8,7 +8,8 @@ per game and :func:`agents.evaluate.summarise` turns into figures per agent:
 * ``trick_winner`` ``(G, 5)``: the seat that won each trick (-1: not played, the hand ended).
   From it, the **threat** of a hand is the first player to reach two tricks; another seat
   **stopped** him when the threat did not win the pool and that seat took at least one of
-  the tricks after he reached two (:func:`stops`).
+  the tricks after he reached two (:func:`stops`). A seat on two tricks after the first four still had a trick
+  to win the pool with (:func:`two_tricks_with_one_to_play`); one whose second was the last had none.
 * ``overtake_chances``, ``overtakes`` and ``forced_overtakes`` ``(G, n)``: **friendly fire**. A seat has the chance
   to overtake a fellow when it follows to a trick where a threat (another player on two
   tricks, or one jinking) has already played and is beaten by a third player's card, it
@@ -103,6 +104,12 @@ def trick_winners(core, trick_number_before: np.ndarray):
     """
     completed = np.flatnonzero(core.trick_number > trick_number_before)
     return completed, core.trick_number[completed].astype(np.int64) - 1, core.leader[completed].astype(np.int64)
+
+
+def two_tricks_with_one_to_play(trick_winner: np.ndarray, num_players: int) -> np.ndarray:
+    """``(G, n)`` bool: the seat held two tricks or more after the first four (``trick_winner`` ``(G, 5)``, -1 for
+    a trick not played), so that a trick was left for it to win the pool with (``two_trick_conversion_live``)."""
+    return ((trick_winner[:, : NUM_TRICKS - 1, None] == np.arange(num_players)).sum(axis=1)) >= THREAT_TRICKS
 
 
 def stops(trick_winner: np.ndarray, winner: np.ndarray, num_players: int, sides: np.ndarray | None = None):

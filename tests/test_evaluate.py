@@ -207,7 +207,7 @@ def test_fair_share_and_the_table_s_two_trick_conversion_as_counted_by_hand():
 def test_a_second_trick_taken_on_the_last_trick_is_no_live_two_trick_hand():
     """3 players, tricks to seats 1, 1, 0, 2, 0 (spoiled): seat 1 held two tricks with one to play, seat 0 took its
     second on the last trick, when no trick was left to win the pool with; every hand reaching two in four is."""
-    from agents.evaluate import two_tricks_with_one_to_play
+    from agents.spoiling import two_tricks_with_one_to_play
 
     winners = np.array([[1, 1, 0, 2, 0], [0, 0, 0, -1, -1], [2, 1, 0, 2, 1], [0, 1, 2, 0, 1]])
     assert two_tricks_with_one_to_play(winners, 3).tolist() == [

@@ -70,8 +70,10 @@ SPOILING_FIGURES = (
     ("stop_rate", "stops", "threats_faced"),
     ("two_trick_conversion", "two_trick_pools", "two_trick_hands"),
     ("friendly_fire_rate", "overtakes", "overtake_chances"),
+    ("friendly_fire_rate_unforced", "unforced_overtakes", "unforced_overtake_chances"),
 )
-"""(figure, numerator count, denominator count) per agent, summed over its tables."""
+"""(figure, numerator count, denominator count) per agent, summed over its tables. The unforced friendly fire
+leaves out the chances where every legal card overtook (``agents.spoiling``): what tells a player's choice."""
 
 
 def _choice_data(tables: list[dict], names: list[str], num_players: int) -> list[tuple[int, list[int]]]:
@@ -148,7 +150,12 @@ def _table_result(report: dict, agent: str, table_of: str) -> dict:
         "pools_won": lone["pools_won"],
         "table_pools_won": int(sum(entry["pools_won"] for entry in others)),
         "spoil_rate": report["table"]["spoil_rate"],
-        **{count: lone[count] for _, *counts in SPOILING_FIGURES for count in counts},
+        "stops": lone["stops"], "threats_faced": lone["threats_faced"],
+        "two_trick_pools": lone["two_trick_pools"], "two_trick_hands": lone["two_trick_hands"],
+        "overtakes": lone["overtakes"], "overtake_chances": lone["overtake_chances"],
+        "forced_overtakes": lone["forced_overtakes"],
+        "unforced_overtakes": lone["overtakes"] - lone["forced_overtakes"],
+        "unforced_overtake_chances": lone["overtake_chances"] - lone["forced_overtakes"],
     }
 
 
@@ -273,6 +280,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
 
 
 def _rate(value) -> str:
+    """A rate to 3 places, or '-' where there was no chance to show it (or, by choice, a board from before 0.4.1)."""
     return "-" if value is None else f"{value:.3f}"
 
 
@@ -284,7 +292,7 @@ def format_board(board: dict) -> str:
     for n in board["players"]:
         lines += ["", f"{n} players (fair share {1 / n:.3f}); each agent alone against a table of each other agent",
                   (f"{'':<3}{'agent':<{width}}  {'rating':>14}  {'equity / hand':>16}  {'share above fair':>17}  "
-                   f"{'stops':>6}  {'2-trick wins':>12}  {'overtakes':>9}")]
+                   f"{'stops':>6}  {'2-trick wins':>12}  {'overtakes':>9}  {'by choice':>9}")]
         for place, row in enumerate(board["sizes"][str(n)]["ranking"], 1):
             lines.append(
                 f"{place:<3}{row['agent']:<{width}}  "
@@ -292,7 +300,7 @@ def format_board(board: dict) -> str:
                 f"{plus_minus(row['mean_equity'], row['equity_ci95'], '>+7.3f', '<5.3f')}  "
                 f"{plus_minus(100 * row['share_above_fair'], 100 * row['share_ci95'], '>+7.1f', '<4.1f')} pt  "
                 f"{_rate(row['stop_rate']):>6}  {_rate(row['two_trick_conversion']):>12}  "
-                f"{_rate(row['friendly_fire_rate']):>9}")
+                f"{_rate(row['friendly_fire_rate']):>9}  {_rate(row.get('friendly_fire_rate_unforced')):>9}")
     done = board["players"]
     unfinished = board.get("interrupted")
     if unfinished:
@@ -309,7 +317,8 @@ def format_board(board: dict) -> str:
          "information; equity and share: mean over the tables, 95% (mean of the per-table intervals, clustered "
          "by deal); stops: share of the hands where another player was the first to reach two tricks that he lost "
          "while this seat took a later trick; 2-trick wins: pools won of the hands it reached two tricks; "
-         "overtakes: share of its chances to overtake a fellow already beating the threat that it took"),
+         "overtakes: share of its chances to overtake a fellow already beating the threat that it took; by choice: "
+         "the same, leaving out the chances where every legal card overtook"),
     ]
     return "\n".join(lines)
 

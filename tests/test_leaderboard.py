@@ -16,7 +16,7 @@ pytest.importorskip("choix")
 
 from agents import BEST  # noqa: E402
 from agents.evaluate import evaluate  # noqa: E402
-from agents.leaderboard import fit_ratings, leaderboard, main  # noqa: E402
+from agents.leaderboard import fit_ratings, format_board, leaderboard, main  # noqa: E402
 from agents.spoiling import overtake_events, stops  # noqa: E402
 from spoilfive_env.cards import card_index  # noqa: E402
 from spoilfive_env.rules import Rules  # noqa: E402
@@ -183,7 +183,7 @@ def stand_in_table(i: int, j: int, n: int, pools: int = 120_000) -> dict:
     return {"mean_equity": 10 * n + i + 0.1 * j, "equity_ci95": 0.01 * n * (j + 1), "pool_share": 0.1 * n + 0.01 * j,
             "pool_share_ci95": 0.001 * n * (j + 1) ** 2, "fair_share": 1 / n, "pools_won": lone,
             "stops": j + 1, "threats_faced": (j + 1) ** 2, "two_trick_pools": n, "two_trick_hands": 2 * n + j,
-            "overtakes": 0, "overtake_chances": 0, "table_pools": pools - lone}
+            "overtakes": 0, "overtake_chances": 0, "forced_overtakes": 0, "table_pools": pools - lone}
 
 
 def stand_in_evaluate(played: list, pools: int = 120_000, **changes):
@@ -246,6 +246,21 @@ def test_a_spoiling_rate_with_chances_but_none_taken_is_zero_not_null(monkeypatc
     for row in rows_of(leaderboard(STAND_IN_AGENTS, players=(3,), deals=7, seed=5), 3).values():
         assert row["stop_rate"] == 0.0 and row["threats_faced"] > 0
         assert row["friendly_fire_rate"] == 0.0 and row["overtake_chances"] == 8
+
+
+def test_friendly_fire_by_choice_leaves_the_forced_chances_out_of_both_counts(monkeypatch):
+    """The board's unforced friendly fire: the overtakes less the forced ones, of the chances less the forced,
+    each summed over the agent's tables (two tables of 3 overtakes, 1 forced, of 5 chances: 4 of 8); the human
+    table prints it beside the friendly fire with the forced chances in (6 of 10)."""
+    monkeypatch.setattr("agents.leaderboard.evaluate", stand_in_evaluate([], pools=300, overtakes=3,
+                                                                         overtake_chances=5, forced_overtakes=1))
+    board = leaderboard(STAND_IN_AGENTS, players=(3,), deals=7, seed=5)
+    for row in rows_of(board, 3).values():
+        assert row["friendly_fire_rate"] == pytest.approx(0.6)
+        assert row["friendly_fire_rate_unforced"] == pytest.approx(0.5)
+        assert row["unforced_overtake_chances"] == 8
+    table_lines = [line.split() for line in format_board(board).splitlines() if re.match(r"[123]  \S", line)]
+    assert len(table_lines) == 3 and all(line[-2:] == ["0.600", "0.500"] for line in table_lines)
 
 
 def test_the_plot_draws_each_agent_s_ratings_and_intervals_by_table_size(monkeypatch):
@@ -521,22 +536,24 @@ def test_the_human_table(capsys):
 
 def test_the_human_table_lists_each_size_s_agents_by_rating_with_their_figures():
     """A board made by hand: a size's lines go in the ranking's order, each with the agent's rating and interval,
-    equity and interval, share above fair and interval in points, then its stop, 2-trick and overtake rates (a
-    rate with no chance to show it: '-')."""
+    equity and interval, share above fair and interval in points, then its stop, 2-trick and overtake rates, the
+    last also by choice (a rate with no chance to show it: '-')."""
     from agents.leaderboard import format_board
 
-    def row(agent, rating, rating_ci, equity, stop_rate):
+    def row(agent, rating, rating_ci, equity, stop_rate, fire=None, fire_by_choice=None):
         return {"agent": agent, "rating": rating, "rating_ci95": rating_ci, "mean_equity": equity,
                 "equity_ci95": 0.05, "share_above_fair": 0.02, "share_ci95": 0.01, "stop_rate": stop_rate,
-                "two_trick_conversion": 0.75, "friendly_fire_rate": None}
+                "two_trick_conversion": 0.75, "friendly_fire_rate": fire, "friendly_fire_rate_unforced": fire_by_choice}
 
     board = {"agents": ["a", "bb"], "players": [3], "deals": 9, "seed": 1, "seconds": 3.0, "interrupted": None,
              "top_rated": "bb", "best_is": "x",
-             "sizes": {"3": {"ranking": [row("bb", 0.5, 0.15, -0.25, 0.5), row("a", -0.5, 0.25, 0.25, None)]}}}
+             "sizes": {"3": {"ranking": [row("bb", 0.5, 0.15, -0.25, 0.5, 0.875, 0.625),
+                                         row("a", -0.5, 0.25, 0.25, None)]}}}
     lines = [line.split() for line in format_board(board).splitlines()]
     assert [line for line in lines if line[:1] in (["1"], ["2"])] == [
-        ["1", "bb", "+0.50", "±", "0.15", "-0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "0.500", "0.750", "-"],
-        ["2", "a", "-0.50", "±", "0.25", "+0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "-", "0.750", "-"]]
+        ["1", "bb", "+0.50", "±", "0.15", "-0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "0.500", "0.750", "0.875",
+         "0.625"],
+        ["2", "a", "-0.50", "±", "0.25", "+0.250", "±", "0.050", "+2.0", "±", "1.0", "pt", "-", "0.750", "-", "-"]]
 
 
 @pytest.mark.parametrize("argv, says", [

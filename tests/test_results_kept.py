@@ -130,7 +130,8 @@ def test_the_readme_leaderboard_is_the_kept_board():
     expected = [
         f"| {n} | `{r['agent']}` | {r['rating']:+.2f} ± {r['rating_ci95']:.2f} | {r['mean_equity']:+.3f} ± "
         f"{r['equity_ci95']:.3f} | {r['share_above_fair'] * 100:+.1f} ± {r['share_ci95'] * 100:.1f} | "
-        f"{r['stop_rate']:.3f} | {r['two_trick_conversion']:.3f} | {r['friendly_fire_rate']:.3f} |"
+        f"{r['stop_rate']:.3f} | {r['two_trick_conversion']:.3f} | {r['friendly_fire_rate']:.3f} | "
+        f"{r['friendly_fire_rate_unforced']:.3f} |"
         for n in ("3", "4", "5") for r in board["sizes"][n]["ranking"]]
     board_text = readme_section("Leaderboard").split("![leaderboard](docs/figures/leaderboard.png)")[0]
     rows = [line for line in board_text.splitlines() if re.match(r"\| \d+ \| `", line)]
@@ -142,5 +143,6 @@ def test_a_table_of_the_kept_board_plays_again_to_the_digit():
     kept = json.loads(LEADERBOARD.read_text(encoding="utf-8"))["sizes"]["3"]["tables"]
     table = next(t for t in kept if (t["agent"], t["table_of"]) == ("random", "spoiler"))
     figures = evaluate(["random", "spoiler"], 3, 2000, 0)["agents"]["random"]
-    for name in ("mean_equity", "pools_won", "stops", "threats_faced", "overtakes", "two_trick_hands"):
+    for name in ("mean_equity", "pools_won", "stops", "threats_faced", "overtakes", "forced_overtakes",
+                 "two_trick_hands"):
         assert figures[name] == table[name], name

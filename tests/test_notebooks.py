@@ -104,7 +104,9 @@ def stand_in_report(k: int, lineup: list, num_players: int, deals: int) -> dict:
     wrong key or the wrong call shows; friendly fire is null at 2 players, as a real report's (no fellow)."""
     seat = {"stop_rate": 0.600 + 0.003 * k, "stops": 10 + k, "two_trick_conversion": 0.900 - 0.004 * k,
             "friendly_fire_rate": None if num_players == 2 else 0.700 + 0.002 * k,
-            "friendly_fire_rate_ci95": 0.050 + 0.001 * k}
+            "friendly_fire_rate_ci95": 0.050 + 0.001 * k,
+            "friendly_fire_rate_unforced": None if num_players == 2 else 0.500 + 0.003 * k,
+            "friendly_fire_rate_unforced_ci95": 0.070 + 0.002 * k}
     entries = [{"pool_share": 0.200 + 0.004 * k + 0.3 * i, "pool_share_ci95": 0.030 + 0.001 * k + 0.1 * i,
                 "fair_share": (1 + i) / num_players, "mean_equity": -0.100 + 0.007 * k + i,
                 "equity_ci95": 0.060 + 0.002 * k + 0.2 * i} for i in range(2)]
@@ -132,7 +134,8 @@ def columns(line: str) -> list[str]:
 def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(plt):
     """Cell 'rows': one tournament of each agent alone at each size on seed 0, and each row of the table its
     figures: stopped is one less the two-trick player's win share (printed beside it), then the same of the players
-    with a trick left, with the table's intervals, and the agent's stop and friendly-fire rates."""
+    with a trick left, with the table's intervals, and the agent's stop and friendly-fire rates, the last also by
+    choice."""
     calls = []
     namespace = {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 4), "DEALS": 7, "np": np,
                  "evaluate": stand_in_evaluate(calls)}
@@ -149,7 +152,8 @@ def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(
                                  f"{table['two_trick_conversion_live_ci95']:.3f}",
                                  f"{table['spoil_rate']:.3f}", f"{table['spoil_rate_ci95']:.3f}",
                                  f"{seat['stop_rate']:.3f}", f"{seat['friendly_fire_rate']:.3f}",
-                                 f"{seat['friendly_fire_rate_ci95']:.3f}"], line
+                                 f"{seat['friendly_fire_rate_ci95']:.3f}", f"{seat['friendly_fire_rate_unforced']:.3f}",
+                                 f"{seat['friendly_fire_rate_unforced_ci95']:.3f}"], line
 
 
 def test_the_spoiling_bars_draw_each_agent_s_figure_and_interval_side_by_side(plt):
@@ -158,16 +162,17 @@ def test_the_spoiling_bars_draw_each_agent_s_figure_and_interval_side_by_side(pl
     agents_, sizes = ["greedy", "spoiler", "ppo"], (3, 4)
     rows = [{"agent": agent, "players": n, "stopped": 0.1 * a + 0.02 * s, "stopped_ci": 0.01 + 0.001 * (a + s),
              "spoil": 0.5 - 0.1 * a - 0.03 * s, "spoil_ci": 0.02 + 0.002 * (a + s), "stops": 0.9 - 0.05 * (a + s),
-             "fire": 0.3 + 0.1 * a + 0.04 * s, "fire_ci": 0.03 + 0.003 * (a + s)}
+             "fire": 0.3 + 0.1 * a + 0.04 * s, "fire_ci": 0.03 + 0.003 * (a + s),
+             "choice": 0.2 + 0.09 * a + 0.05 * s, "choice_ci": 0.04 + 0.002 * (a + s)}
             for a, agent in enumerate(agents_) for s, n in enumerate(sizes)]
     run_cell(code_cell("02_cooperative_spoiling.ipynb", "def bars"),
              {"AGENTS": agents_, "TABLE_SIZES": sizes, "rows": rows, "np": np, "plt": plt})
     axes = plt.gcf().axes
     assert [ax.get_title() for ax in axes] == ["two-trick player stopped", "spoil rate",
-                                               "friendly fire (overtakes / chances)"]
+                                               "friendly fire (overtakes / chances)", "friendly fire by choice"]
     from matplotlib.container import BarContainer
 
-    for ax, key in zip(axes, ("stopped", "spoil", "fire")):
+    for ax, key in zip(axes, ("stopped", "spoil", "fire", "choice"), strict=True):
         drawn = [bars for bars in ax.containers if isinstance(bars, BarContainer)]
         assert [bars.get_label() for bars in drawn] == agents_
         spans = []
@@ -208,7 +213,8 @@ def test_best_s_tables_are_the_kept_reports_set_beside_greedy_on_their_own_deals
             expected += [f"{stopped:.3f}", f"{kept['table'][key + '_ci95']:.3f}", f"{stopped_greedy:.3f}",
                          f"{greedy[key + '_ci95']:.3f}", f"{stopped - stopped_greedy:+.3f}"]
         assert columns(line) == [*expected, f"{kept['table']['spoil_rate']:.3f}",
-                                 f"{kept['agents']['best']['friendly_fire_rate']:.3f}"], line
+                                 f"{kept['agents']['best']['friendly_fire_rate']:.3f}",
+                                 f"{kept['agents']['best']['friendly_fire_rate_unforced']:.3f}"], line
 
     printed = run_cell(code_cell("02_cooperative_spoiling.ipynb", "def rate"), namespace)
     assert len(printed) == 1 + 6

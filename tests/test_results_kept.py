@@ -138,6 +138,27 @@ def test_the_readme_leaderboard_is_the_kept_board():
     assert rows == expected
 
 
+def test_the_readme_search_leaderboard_is_its_two_kept_boards():
+    """The search agents' board, run as two processes (3 and 4 players; 5), each kept as it printed."""
+    folder = LEADERBOARD.parent
+    boards = [json.loads((folder / name).read_text(encoding="utf-8"))
+              for name in ("search-seed0-3p4p.json", "search-seed0-5p.json")]
+    for board, players in zip(boards, ([3, 4], [5]), strict=True):
+        assert (board["agents"], board["players"], board["deals"], board["seed"], board["best_is"]) == (
+            ["spoiler", "ppo", "ppo-vs-pimc", "pimc", "best"], players, 200, 0, BEST)
+    sizes = {**boards[0]["sizes"], **boards[1]["sizes"]}
+    expected = [
+        f"| {n} | `{r['agent']}` | {r['rating']:+.2f} ± {r['rating_ci95']:.2f} | {r['mean_equity']:+.3f} ± "
+        f"{r['equity_ci95']:.3f} | {r['share_above_fair'] * 100:+.1f} ± {r['share_ci95'] * 100:.1f} | "
+        f"{r['stop_rate']:.3f} | {r['two_trick_conversion']:.3f} | {r['friendly_fire_rate']:.3f} | "
+        f"{r['friendly_fire_rate_unforced']:.3f} |"
+        for n in ("3", "4", "5") for r in sizes[n]["ranking"]]
+    section = readme_section("Leaderboard")
+    board_text = section[section.index("leaderboard_search.png"):section.index("![leaderboard of the search agents]")]
+    rows = [line for line in board_text.splitlines() if re.match(r"\| \d+ \| `", line)]
+    assert rows == expected
+
+
 def test_a_table_of_the_kept_board_plays_again_to_the_digit():
     """The kept board is what this code plays: a change to an agent's draws or to the rules shows here."""
     kept = json.loads(LEADERBOARD.read_text(encoding="utf-8"))["sizes"]["3"]["tables"]

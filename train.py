@@ -235,6 +235,9 @@ class Args:
     """with --ray: rollout workers (Ray actors, one CPU each), each playing its share of --num-games"""
     ship_as: str = ""
     """at the end, copy agent.pt to agents/checkpoints/<ship_as>.pt (loadable as load_agent("<ship_as>"))"""
+    replace_shipped: bool = False
+    """with --ship-as: replace the checkpoint of that name already in agents/checkpoints/ (refused without it: the
+    shipped agents live there, and best plays its rollouts with ppo)"""
     progress_bar: bool = True
     """show the tqdm progress bar"""
     json: bool = False
@@ -243,7 +246,7 @@ class Args:
 
 
 # Options a resumed run may change when they are given; the rest come from the checkpoint.
-RESUME_OVERRIDES = ("total_decisions", "time_limit", "device", "torch_threads", "ship_as",
+RESUME_OVERRIDES = ("total_decisions", "time_limit", "device", "torch_threads", "ship_as", "replace_shipped",
                     "progress_bar", "eval_every", "final_eval_deals", "json", "resume")
 RESUME_LOCATORS = ("run_name", "runs_dir", "exp_name", "seed")  # name the run to resume
 PLACEMENT = ("ray", "workers")  # where the rollouts run: always this command's (a resumed run may change it)
@@ -409,12 +412,19 @@ def check_args(args: Args, given: Collection[str] = ()) -> None:
                              f"at most {MAX_NAME} characters (it names a folder)")
     if not args.runs_dir.strip():
         raise ValueError(f"--runs-dir {args.runs_dir!r} is empty: give a folder (default runs)")
+    for name in ("run_name", "exp_name", "runs_dir"):  # the run's agent.pt is given to --agents lists, split at ','
+        if "," in getattr(args, name):
+            raise ValueError(f"{flag(name)} {getattr(args, name)!r} is not allowed: no ',' (the run's agent.pt "
+                             "goes into comma-separated --agents lists, as in the evaluate command it prints)")
     needed, memory = rollout_bytes(args), physical_memory()
     if memory and needed > memory:
         gib = (needed + 2**29) // 2**30  # in whole numbers: a huge count overflows a float
         raise ValueError(f"--num-games {args.num_games} with --hands-per-game {args.hands_per_game} needs about "
                          f"{gib:,} GiB for one rollout, and this machine has {memory / 2**30:.0f} GiB: "
                          "give fewer games or hands")
+    if args.replace_shipped and not args.ship_as:
+        raise ValueError("--replace-shipped is for --ship-as: add --ship-as NAME (the checkpoint it may replace), "
+                         "or leave --replace-shipped out")
     if args.ship_as:
         if not SHIP_NAME.fullmatch(args.ship_as) or args.ship_as.endswith(".pt"):
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: a name of letters, digits, '_', '-' "
@@ -423,6 +433,11 @@ def check_args(args: Args, given: Collection[str] = ()) -> None:
         if args.ship_as in taken:
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
                              f"({', '.join(taken)}), which load_agent would pick first")
+        # asked on this command: a resumed run that shipped before may ship again over its own file
+        if "ship_as" in given and (CHECKPOINT_DIR / f"{args.ship_as}.pt").exists() and not args.replace_shipped:
+            raise ValueError(f"--ship-as {args.ship_as!r}: agents/checkpoints/{args.ship_as}.pt is already there "
+                             "(the shipped agents live in that folder, and best plays its rollouts with ppo): give "
+                             "a new name, or add --replace-shipped to replace it")
     device = check_device(args.device)
     if args.precision == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
         raise ValueError(f"--precision bf16: {device} has no bf16 arithmetic; use fp32 or auto")
@@ -741,31 +756,51 @@ def fail(message: str):
     raise SystemExit(2)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops a run at the next safe point: Ctrl-C, and the SIGTERM of ``kill``, ``docker stop``, ``timeout`` or a
+cluster's pre-emption (whose default would lose everything since the last checkpoint, or the whole run before
+its first one)."""
+
+
+def signal_words(signum) -> str:
+    """How a run's messages name the signal that stopped it."""
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+
+
+def stop_status(words: str) -> int:
+    """The exit status of a run stopped by the signal :func:`signal_words` named: 128 plus its number, as a shell
+    gives a command that signal ended (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + (signal.SIGINT if words == "Ctrl-C" else signal.Signals[words])
+
+
 class StopRequest:
-    """Ctrl-C while training: the first asks the loop to stop at the next safe point (a rollout
-    step, or the end of the update in progress) and save; a second one quits at once
-    (``KeyboardInterrupt``)."""
+    """Ctrl-C (or SIGTERM) while training: the first asks the loop to stop at the next safe point (a rollout
+    step, or the end of the update in progress) and save; a second one quits at once (``KeyboardInterrupt``).
+    ``signum`` is the signal that asked (the command exits with 128 plus it: 130 for Ctrl-C, 143 for SIGTERM)."""
 
     def __init__(self, say):
         self.requested = False
+        self.signum = None
         self.say = say
-        self.previous = None
+        self.previous = {}
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
         return self
 
     def _handle(self, signum, frame):
         if self.requested:
             raise KeyboardInterrupt
-        self.requested = True
-        self.say("Ctrl-C: stopping at the next safe point to save a resumable checkpoint "
-                 "(press Ctrl-C again to quit without saving)")
+        self.requested, self.signum = True, signum
+        words = signal_words(signum)
+        again = "press Ctrl-C again" if signum == signal.SIGINT else f"send {words} again"
+        self.say(f"{words}: stopping at the next safe point to save a resumable checkpoint "
+                 f"({again} to quit without saving)")
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
         return False
 
 
@@ -781,7 +816,8 @@ def option_words(name: str, value) -> tuple:
 
 def main(argv=None) -> dict:
     """Train (see the module docstring). Returns the run's summary (``summary.json``); its
-    ``"interrupted"`` is true when Ctrl-C stopped the run (the command then exits 130)."""
+    ``"interrupted"`` is true when Ctrl-C or SIGTERM stopped the run, ``"stopped_by"`` says which (the command then
+    exits 130 or 143)."""
     with contextlib.ExitStack() as release:  # Ray rollout workers are let go however the run ends, an error included
         return run_training(argv, release)
 
@@ -984,8 +1020,9 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
                     for kind, w in zip(TABLE_KINDS, league) if w))
     limit = (f" or after {args.time_limit:g} {'more ' if resumed is not None else ''}minute"
              f"{'s' if args.time_limit != 1 else ''}, whichever comes first" if args.time_limit else "")
-    say(f"  stops at {args.total_decisions:,} decisions{' in all' if resumed is not None else ''}{limit}; "
-        "Ctrl-C stops early and saves a resumable checkpoint")
+    total_text = f"{args.total_decisions:,} decision{'s' if args.total_decisions != 1 else ''}"
+    say(f"  stops at {total_text}{' in all' if resumed is not None else ''}{limit}; "
+        "Ctrl-C (or SIGTERM) stops early and saves a resumable checkpoint")
     evals = (f"every {args.eval_every} iterations ({args.eval_deals:,} deals)" if args.eval_every else "")
     final = (f"at the end ({args.final_eval_deals:,} deals)" if args.final_eval_deals else "")
     if evals or final:
@@ -1032,7 +1069,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
             parts.append(f"{n}p {100 * (r['pool_share'] - r['fair_share']):+.1f}±{100 * r['pool_share_ci95']:.1f}")
         last_eval = " ".join(parts)
 
-    # Ctrl-C from here on: finish the rollout step or the whole update at hand, save, stop (exit 130).
+    # Ctrl-C or SIGTERM from here on: finish the rollout step or the whole update at hand, save, stop (exit 130, 143).
     stop = StopRequest(lambda text: bar.write(text, file=sys.stderr) if bar is not None else
                        print(text, file=sys.stderr, flush=True)).__enter__()
     try:  # the previous Ctrl-C handler comes back however the loop ends, an error included
@@ -1216,6 +1253,8 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
     session_seconds = time.time() - session_start
     summary = {"run_dir": str(run_dir), "progress": dict(progress), "precision": "bf16" if bf16 else "fp32",
                "device": str(device), "interrupted": interrupted,
+               # the signal that stopped the run (the command exits with 128 plus its number), None if none did
+               "stopped_by": signal_words(stop.signum) if interrupted else None,
                "ray_workers": args.workers if workers is not None else 0}
     if args.final_eval_deals and not interrupted and progress["iteration"]:
         t0 = time.perf_counter()
@@ -1225,6 +1264,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
             results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
         except KeyboardInterrupt:
             interrupted = summary["interrupted"] = True
+            summary["stopped_by"] = "Ctrl-C"
             say("Ctrl-C: final check skipped (the checkpoint is saved)")
         else:
             figures = {}
@@ -1254,7 +1294,7 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
 
     # ---- the end in plain words: what happened, where the agent is, what to do with it
     trained_now = progress["decisions"] - session_decisions
-    say(f"{'Stopped by Ctrl-C' if interrupted else 'Finished'} at iteration {progress['iteration']}: "
+    say(f"{'Stopped by ' + summary['stopped_by'] if interrupted else 'Finished'} at iteration {progress['iteration']}: "
         f"{trained_now:,} decisions in {session_seconds / 60:.1f} min this session "
         f"({trained_now / max(session_seconds, 1e-9):,.0f} decisions/s); the run has {progress['decisions']:,}.")
     for n, r in summary.get("final_eval", {}).items():
@@ -1307,4 +1347,4 @@ if __name__ == "__main__":
 
         sys.exit(stdout_closed())
     if summary.get("interrupted"):
-        sys.exit(130)
+        sys.exit(stop_status(summary["stopped_by"]))

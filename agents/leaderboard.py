@@ -280,7 +280,7 @@ def leaderboard(agents: list[str], players=(3, 4, 5), deals: int = 2000, seed: i
 
 
 def _rate(value) -> str:
-    """A rate to 3 places, or '-' where there was no chance to show it (or, by choice, a board from before 0.4.1)."""
+    """A rate to 3 places, or '-' where there was no chance to show it (or, by choice, a board from before 0.5.0)."""
     return "-" if value is None else f"{value:.3f}"
 
 

@@ -9,7 +9,7 @@ from .observation import OBS_DIM, decode_observation
 from .registration import register_environments
 from .rules import PRESETS, Rules
 
-__version__ = "0.4.1"  # with pyproject.toml and CHANGELOG.md
+__version__ = "0.5.0"  # with pyproject.toml and CHANGELOG.md
 
 register_environments()  # "spoilfive/spoil_five-v0" (PettingZoo), "spoilfive/SpoilFive-v0" (Gymnasium)
 

@@ -216,8 +216,9 @@ def load_script(path: str, module_name: str):
     return module
 
 
-def interrupt_training(args, run_dir, iterations: int, env=None, cwd=None, timeout_s: float = 120.0):
-    """Start ``python train.py ARGS``, press Ctrl-C once ``run_dir/progress.csv`` logs
+def interrupt_training(args, run_dir, iterations: int, env=None, cwd=None, timeout_s: float = 120.0,
+                       signum=signal.SIGINT):
+    """Start ``python train.py ARGS``, press Ctrl-C (or send ``signum``) once ``run_dir/progress.csv`` logs
     ``iterations`` iterations, and return ``(exit status, stdout, stderr)``."""
     progress = Path(run_dir) / "progress.csv"
     process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *map(str, args)], cwd=cwd or ROOT, env=env,
@@ -229,7 +230,7 @@ def interrupt_training(args, run_dir, iterations: int, env=None, cwd=None, timeo
                 break
             time.sleep(0.1)
         assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:

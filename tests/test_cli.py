@@ -127,6 +127,14 @@ def out_of_range_values(train):
         (["--ship-as", "best.pt"], "--ship-as 'best.pt' is not allowed: a name of letters, digits, '_', '-' and '.', "
                                    "without .pt"),
         (["--run-name", "a/b"], "--run-name 'a/b' is not allowed: a name, not a path"),
+        (["--run-name", "x,y"], "--run-name 'x,y' is not allowed: no ',' (the run's agent.pt goes into "
+                                "comma-separated --agents lists"),
+        (["--exp-name", "x,y"], "--exp-name 'x,y' is not allowed: no ','"),
+        (["--runs-dir", "a,b"], "--runs-dir 'a,b' is not allowed: no ','"),
+        (["--ship-as", "ppo"], "--ship-as 'ppo': agents/checkpoints/ppo.pt is already there (the shipped agents "
+                               "live in that folder, and best plays its rollouts with ppo): give a new name, or add "
+                               "--replace-shipped to replace it"),
+        (["--replace-shipped"], "--replace-shipped is for --ship-as: add --ship-as NAME"),
         (["--device", "quantum"], "--device 'quantum' is not a device: use auto, cpu, cuda, cuda:N or mps"),
         (["--num-games", "many"], "--num-games: 'many' is not allowed: it must be a whole number, at least 1"),
         (["--resume", "--num-games", "8"], "--num-games cannot change when resuming (the run keeps its own); with "

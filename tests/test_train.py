@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -221,6 +222,22 @@ def test_a_bad_backend_variable_is_refused_before_the_run_folder_is_made(tmp_pat
 TINY_ARGS = ("--run-name", "tiny", "--num-games", "64", "--min-players", "3", "--max-players", "4",
              "--hidden", "32", "--minibatch-size", "256", "--eval-every", "0", "--eval-players", "3",
              "--final-eval-deals", "20", "--torch-threads", "1", "--no-progress-bar")
+
+
+def test_sigterm_saves_a_resumable_checkpoint_as_ctrl_c_does_and_exits_143(tmp_path):
+    """kill, docker stop, timeout and a cluster's pre-emption send SIGTERM: the run stops at the next safe point
+    and saves, before its first --save-every (25) came round, instead of dying with all of it lost."""
+    run = tmp_path / "tiny"
+    returncode, stdout, stderr = interrupt_training(["--runs-dir", tmp_path, *TINY_ARGS, "--total-decisions",
+                                                     "100000000"], run, iterations=1, env=train_env(),
+                                                    signum=signal.SIGTERM)
+    assert returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert "Traceback" not in stderr and "SIGTERM: stopping at the next safe point" in stderr
+    assert "Stopped by SIGTERM" in stdout and "--run-name tiny --resume" in stdout
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] and summary["stopped_by"] == "SIGTERM" and "final_eval" not in summary
+    _, data = load_checkpoint(run / "checkpoint.pt")
+    assert data["progress"]["iteration"] >= 1 and "optimizer" in data
 
 
 def test_ctrl_c_saves_a_resumable_checkpoint_and_resume_gets_more_minutes(tmp_path):

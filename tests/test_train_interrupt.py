@@ -181,6 +181,25 @@ def test_a_run_stopped_by_ctrl_c_skips_the_final_check_and_is_shipped_only_once_
     assert shipped.read_bytes() == (tmp_path / "ship" / "agent.pt").read_bytes()
 
 
+def test_ship_as_replaces_a_checkpoint_already_shipped_only_when_told_to(tmp_path, monkeypatch, capsys):
+    """The shipped agents live in agents/checkpoints/ (best plays its rollouts with ppo there): --ship-as onto a
+    name already there is refused before any work, the file untouched; with --replace-shipped the run's agent.pt
+    replaces it."""
+    train = load_script("train.py", "train_ship_module")
+    monkeypatch.setattr(train, "CHECKPOINT_DIR", tmp_path / "checkpoints")  # not the repository's own folder
+    shipped = tmp_path / "checkpoints" / "mine.pt"
+    shipped.parent.mkdir()
+    shipped.write_bytes(b"the shipped one")
+    argv = ["--runs-dir", str(tmp_path), "--run-name", "again", *TINY_RUN, "--ship-as", "mine"]
+    with pytest.raises(SystemExit) as refused:
+        train.main(argv)
+    assert refused.value.code == 2 and "--replace-shipped to replace it" in capsys.readouterr().err
+    assert shipped.read_bytes() == b"the shipped one" and not (tmp_path / "again").exists()
+    finished = train.main([*argv, "--replace-shipped"])
+    assert finished["shipped"] == str(shipped)
+    assert shipped.read_bytes() == (tmp_path / "again" / "agent.pt").read_bytes()
+
+
 def test_a_run_stopped_before_its_first_iteration_resumes_with_its_own_settings(tmp_path, monkeypatch):
     """Its checkpoint counts 0 iterations, 0 decisions: a count of 0 is one to resume from, not a damaged file.
     The options not given again are the run's (no final check), not the defaults (1,000 deals of one)."""

@@ -33,7 +33,8 @@ Figures (``--json`` gives all of them):
   samples); share of the won pools, with its interval, beside the fair share (seats / N);
   jink attempts and successes; how often it converted two tricks into the pool; the
   cooperative-spoiling figures of :mod:`agents.spoiling` (how often it stopped a player on
-  two tricks, how often it overtook a fellow who was already beating such a threat).
+  two tricks, how often it overtook a fellow who was already beating such a threat, and how often
+  where it had a choice), which the human report gives too, in a second table.
 * per table: spoil rate with its interval, and how often a player who reached two tricks
   went on to win the pool.
 * with ``--paired-with X``: the same tournament again with ``X`` in the first agent's seats (the
@@ -691,6 +692,15 @@ def format_report(report: dict) -> str:
              f"{a['jink_successes']}/{a['jink_attempts']}")
             for label, a in report["agents"].items()]
     lines += aligned_rows(header, rows)
+    # the cooperative-spoiling figures of each agent's seats (agents.spoiling): at a table of one agent, what the
+    # equity and share above cannot show
+    spoiling = ("agent", "stops (threats faced)", "friendly fire (chances)", "by choice (chances)")
+    lines += [""] + aligned_rows(spoiling, [
+        (label, f"{plus_minus(a['stop_rate'], a['stop_rate_ci95'], '.3f', '.3f')} ({a['threats_faced']})",
+         f"{plus_minus(a['friendly_fire_rate'], a['friendly_fire_rate_ci95'], '.3f', '.3f')} ({a['overtake_chances']})",
+         f"{plus_minus(a['friendly_fire_rate_unforced'], a['friendly_fire_rate_unforced_ci95'], '.3f', '.3f')} "
+         f"({a['overtake_chances'] - a['forced_overtakes']})")
+        for label, a in report["agents"].items()])
     t = report["table"]
     lines += [
         "",

@@ -857,11 +857,16 @@ def test_the_command_line_s_values_and_defaults_reach_the_tournament(monkeypatch
 
 def test_the_human_report_shows_each_figure_beside_its_own_interval():
     """A report made by hand: each agent's row holds its equity, chips and pool share with their own intervals and
-    its own fair share (seats / n), and the paired line the difference with its own interval."""
+    its own fair share (seats / n), its spoiling row its stop rate, friendly fire and friendly fire by choice with
+    their intervals and counts (the chances less the forced ones by choice), and the paired line the difference
+    with its own interval."""
     def figures(seats, equity, chips, share):
         return {"seats": seats, "mean_equity": equity, "equity_ci95": 0.05, "mean_chips": chips, "chips_ci95": 0.125,
                 "pool_share": share, "pool_share_ci95": 0.02, "fair_share": seats / 4, "jink_successes": 1,
-                "jink_attempts": 3}
+                "jink_attempts": 3, "stop_rate": share / 2, "stop_rate_ci95": 0.03, "threats_faced": 10 * seats,
+                "friendly_fire_rate": share, "friendly_fire_rate_ci95": 0.04, "overtake_chances": 8 * seats,
+                "forced_overtakes": 5 * seats, "friendly_fire_rate_unforced": 1 - share,
+                "friendly_fire_rate_unforced_ci95": 0.0625}
 
     report = {"num_players": 4, "deals": 9, "hands": 36, "seed": 1, "seconds": 2.0, "lineup": ["a", "b", "b", "b"],
               "agents": {"a": figures(1, 0.25, -0.5, 0.375), "b": figures(3, -0.25, 0.5, 0.625)},
@@ -876,7 +881,9 @@ def test_the_human_report_shows_each_figure_beside_its_own_interval():
     lines = format_report(report).splitlines()
     rows = [line.split() for line in lines if line.split()[:1] in (["a"], ["b"])]
     assert rows == [["a", "1", "+0.250", "±", "0.050", "-0.500", "±", "0.125", "0.375", "±", "0.020", "(0.250)", "1/3"],
-                    ["b", "3", "-0.250", "±", "0.050", "+0.500", "±", "0.125", "0.625", "±", "0.020", "(0.750)", "1/3"]]
+                    ["b", "3", "-0.250", "±", "0.050", "+0.500", "±", "0.125", "0.625", "±", "0.020", "(0.750)", "1/3"],
+                    ["a", "0.188", "±", "0.030", "(10)", "0.375", "±", "0.040", "(8)", "0.625", "±", "0.062", "(3)"],
+                    ["b", "0.312", "±", "0.030", "(30)", "0.625", "±", "0.040", "(24)", "0.375", "±", "0.062", "(9)"]]
     paired = next(line for line in lines if line.startswith("paired on the same deals"))
     assert "a minus c in its seats: equity / hand +0.125 ± 0.062 (+0.250 ± 0.050 against +0.125 ± 0.040)" in paired
     assert "pool share +5.0 ± 1.0 points (0.375 ± 0.020 against 0.325 ± 0.030)" in paired

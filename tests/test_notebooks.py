@@ -137,7 +137,7 @@ def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(
     with a trick left, with the table's intervals, and the agent's stop and friendly-fire rates, the last also by
     choice."""
     calls = []
-    namespace = {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 4), "DEALS": 7, "np": np,
+    namespace = {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 4), "DEALS": 7, "np": np, "WIDTH": 8,
                  "evaluate": stand_in_evaluate(calls)}
     printed = run_cell(code_cell("02_cooperative_spoiling.ipynb", "rows = []"), namespace)
     lineups = [(agent, n) for agent in ("greedy", "spoiler") for n in (3, 4)]
@@ -154,6 +154,22 @@ def test_the_spoiling_table_prints_each_agent_s_figures_from_its_own_tournament(
                                  f"{seat['stop_rate']:.3f}", f"{seat['friendly_fire_rate']:.3f}",
                                  f"{seat['friendly_fire_rate_ci95']:.3f}", f"{seat['friendly_fire_rate_unforced']:.3f}",
                                  f"{seat['friendly_fire_rate_unforced_ci95']:.3f}"], line
+
+
+def test_the_trained_agent_is_one_setting_and_a_checkpoint_path_keeps_the_tables_aligned(plt):
+    """Cell 'TRAINED = ': the agents studied are greedy, spoiler and TRAINED, and the tables' agent column is as wide
+    as the longest of them: a run's checkpoint path (set as TRAINED) leaves every row's figures under its header."""
+    setup = code_cell("02_cooperative_spoiling.ipynb", "TRAINED = ")
+    trained = "runs/a-long-run-name/agent.pt"
+    namespace = {}
+    run_cell(setup.replace('TRAINED = "ppo"', f"TRAINED = {trained!r}"), namespace)
+    assert namespace["AGENTS"] == ["greedy", "spoiler", trained] and namespace["WIDTH"] == len(trained)
+    calls = []
+    namespace.update(TABLE_SIZES=(3,), DEALS=5, np=np, evaluate=stand_in_evaluate(calls))
+    header, *rows = run_cell(code_cell("02_cooperative_spoiling.ipynb", "rows = []"), namespace)
+    players_end = header.index("players") + len("players")
+    assert [row.split()[0] for row in rows] == namespace["AGENTS"]
+    assert all(row[players_end - 1] == "3" and row[players_end] == " " for row in rows), rows
 
 
 def test_the_spoiling_bars_draw_each_agent_s_figure_and_interval_side_by_side(plt):
@@ -240,7 +256,7 @@ def test_the_greedy_pool_share_table_reads_greedy_s_entry_of_each_mixed_table(pl
     first of the lineup), its pool share and fair share, and its equity with the equity's own interval."""
     calls = []
     printed = run_cell(code_cell("02_cooperative_spoiling.ipynb", "greedy pool share"),
-                       {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 5), "DEALS": 9,
+                       {"AGENTS": ["greedy", "spoiler"], "TABLE_SIZES": (3, 5), "DEALS": 9, "WIDTH": 8,
                         "evaluate": stand_in_evaluate(calls)})
     lineups = [(agent, n) for agent in ("greedy", "spoiler") for n in (3, 5)]
     assert calls == [(["greedy", agent], n, 9, 1, 1) for agent, n in lineups]
@@ -252,24 +268,25 @@ def test_the_greedy_pool_share_table_reads_greedy_s_entry_of_each_mixed_table(pl
 
 
 def test_the_ppo_tables_by_ante_and_size_print_and_plot_each_tournament_s_figures(plt):
-    """Cells 'ANTES' and 'ppo tables': ppo alone at each ante and size on seed 2; each row stopped (one less the
+    """Cells 'ANTES' and 'trained tables': the trained agent (TRAINED) alone at each ante and size on seed 2; each row stopped (one less the
     win share), spoil rate, friendly fire ('-' where null: no fellow at 2 players) and jinks per hand (the
     report's hands, not its deals); the plot's line for each ante runs through its own rows' stopped and spoil."""
     calls = []
-    namespace = {"DEALS": 6, "np": np, "plt": plt, "evaluate": stand_in_evaluate(calls)}
+    trained = "runs/mine/agent.pt"  # TRAINED: a run's checkpoint as a user sets it, in place of the shipped ppo
+    namespace = {"DEALS": 6, "np": np, "plt": plt, "evaluate": stand_in_evaluate(calls), "TRAINED": trained}
     printed = run_cell(code_cell("02_cooperative_spoiling.ipynb", "ANTES = "), namespace)
     antes, sizes = (1, 2, 4), (2, 3, 4, 6, 8)
     lineups = [(ante, n) for ante in antes for n in sizes]
-    assert calls == [(["ppo"], n, 6, 2, ante) for ante, n in lineups]
+    assert calls == [([trained], n, 6, 2, ante) for ante, n in lineups]
     expected = {}
     for k, ((ante, n), line) in enumerate(zip(lineups, printed[1:]), start=1):
-        report = stand_in_report(k, ["ppo"], n, 6)
-        table, fire = report["table"], report["agents"]["ppo"]["friendly_fire_rate"]
+        report = stand_in_report(k, [trained], n, 6)
+        table, fire = report["table"], report["agents"][trained]["friendly_fire_rate"]
         expected[ante, n] = (1 - table["two_trick_conversion"], table["spoil_rate"])
         assert columns(line) == [str(ante), str(n), f"{1 - table['two_trick_conversion']:.3f}",
                                  f"{table['spoil_rate']:.3f}", "-" if n == 2 else f"{fire:.3f}",
                                  f"{table['jink_attempts'] / (6 * n):.4f}"], line
-    run_cell(code_cell("02_cooperative_spoiling.ipynb", "ppo tables: spoil rate"), namespace)
+    run_cell(code_cell("02_cooperative_spoiling.ipynb", "trained tables: spoil rate"), namespace)
     stopped_ax, spoil_ax = plt.gcf().axes
     for ax, which in ((stopped_ax, 0), (spoil_ax, 1)):
         assert [line.get_label() for line in ax.lines] == [f"ante {ante}" for ante in antes]

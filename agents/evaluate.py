@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 import time
 from collections.abc import Sequence
 
@@ -97,10 +98,11 @@ def _at_most_max_deals(text: str, value: int) -> int:
     return value
 
 
-def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = False) -> None:
+def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = False, players=()) -> None:
     """Load each agent spec once, so that a bad one ends the command in one line (``parser.error``:
     exit 2) before any play; ``flag`` names the option it came from. ``observations_only``: the
-    command plays agents on observations alone, so the cheating ``oracle`` is refused too."""
+    command plays agents on observations alone, so the cheating ``oracle`` is refused too. ``players``: the
+    table sizes the command plays, each outside a trained network's own noted on standard error (it plays)."""
     for spec in dict.fromkeys(specs):
         try:
             agent = load_agent(spec, seed=0)
@@ -114,6 +116,11 @@ def refuse_bad_agents(parser, flag: str, specs, *, observations_only: bool = Fal
             parser.error(f"{flag} {spec!r}: it cheats (it reads every hand from the engine), so it plays only where "
                          "the engine's state is at hand: agents.evaluate, the leaderboard, the terminal game and the "
                          "Gymnasium env's opponents")
+        trained = getattr(agent, "trained_players", None)
+        unseen = [n for n in players if trained and not trained[0] <= n <= trained[1]]
+        if unseen:
+            print(f"note: {spec} trained at {trained[0]} to {trained[1]} players, never at "
+                  f"{' or '.join(map(str, unseen))}: it plays there all the same", file=sys.stderr)
 
 
 def deal_count(text: str) -> int:
@@ -803,10 +810,10 @@ def main(argv=None) -> int:
         parser.error(f"--agents: {len(specs)} agents do not fit a table of --players {args.players}")
     if args.paired_with is not None and not args.paired_with.strip():
         parser.error("--paired-with '': give an agent (a name, a name:key=value spec or a checkpoint path)")
-    refuse_bad_agents(parser, "--agents", specs)
+    refuse_bad_agents(parser, "--agents", specs, players=[args.players])
     if args.paired_with is not None:
         args.paired_with = args.paired_with.strip()
-        refuse_bad_agents(parser, "--paired-with", [args.paired_with])
+        refuse_bad_agents(parser, "--paired-with", [args.paired_with], players=[args.players])
     if args.ray is not None:  # join the cluster now: an unreachable address fails before any play
         connect_for_command(parser, args.ray)
     try:  # every value is checked above, the memory too: evaluate() would check them again

@@ -374,7 +374,7 @@ def main(argv=None) -> int:
         specs = board_agents(items)
     except ValueError as error:
         parser.error(f"--agents {args.agents!r}: {error}")
-    refuse_bad_agents(parser, "--agents", specs)
+    refuse_bad_agents(parser, "--agents", specs, players=args.players)
     if args.plot is not None:  # asked now: a plot that cannot be written fails before the tournaments
         refuse_bad_plot_path(parser, args.plot)
     if args.ray is not None:  # join the cluster now, as agents.evaluate: an unreachable address fails before any play

@@ -685,6 +685,9 @@ class PolicyAgent(Agent):
     """
 
     name = "policy"
+    trained_players: tuple[int, int] | None = None
+    """``(fewest, most)`` players at the tables its run trained at, where its checkpoint says (``load_policy_agent``
+    sets it): a table outside them is one the network never saw, which the commands note."""
 
     def __init__(self, net: PolicyNet, seed: int | None = None, *, greedy: bool = True,
                  name: str | None = None, device: str | torch.device = "cpu", threads: int | None = 1):
@@ -776,4 +779,15 @@ def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
     path = resolve_checkpoint(path)
     net, data = load_checkpoint(path, map_location=device)  # no such file: says which are shipped
     name = path.stem if path.parent == CHECKPOINT_DIR else str(path)
-    return PolicyAgent(net.requires_grad_(False), seed, greedy=greedy, name=name, device=device)  # it acts
+    agent = PolicyAgent(net.requires_grad_(False), seed, greedy=greedy, name=name, device=device)  # it acts
+    agent.trained_players = trained_table_sizes(data.get("args", {}))
+    return agent
+
+
+def trained_table_sizes(args: dict) -> tuple[int, int] | None:
+    """The ``(fewest, most)`` players a checkpoint's run trained at (``train.py``'s ``--min-players`` and
+    ``--max-players``, in its saved arguments); None where they are not there (a network fitted by other means)."""
+    fewest, most = args.get("min_players"), args.get("max_players")
+    if isinstance(fewest, int) and isinstance(most, int) and not isinstance(fewest, bool) and fewest <= most:
+        return fewest, most
+    return None

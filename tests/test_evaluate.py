@@ -534,6 +534,18 @@ def test_the_command_line_shows_the_bar_unless_quiet(capsys):
     assert json.loads(quiet.out)["agents"] == json.loads(shown.out)["agents"]
 
 
+@pytest.mark.parametrize("players, noted", [(4, False), (8, True), (2, True)])
+def test_a_trained_network_at_a_table_size_its_run_never_saw_is_noted_not_refused(capsys, players, noted):
+    """The shipped ppo trained at 3 to 6 players (its checkpoint's arguments say so): at 8 or 2 the command notes
+    it on standard error, one line, and plays; at 4 it says nothing. A rule-based agent is never noted."""
+    pytest.importorskip("torch")
+    assert load_agent("ppo").trained_players == (3, 6) and not hasattr(load_agent("spoiler"), "trained_players")
+    assert main(["--players", str(players), "--agents", "ppo,spoiler", "--deals", "2", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    note = f"note: ppo trained at 3 to 6 players, never at {players}: it plays there all the same"
+    assert err.strip() == (note if noted else "")
+
+
 def test_a_tournaments_deals_are_whole_deals_dealt_by_every_seat():
     """Each deal gives every seat five cards and turns up a sixth, all different; the dealer is any seat alike."""
     hands, turnups, dealers = make_deals(4, 2000, seed=3)

@@ -267,10 +267,11 @@ def test_the_greedy_pool_share_table_reads_greedy_s_entry_of_each_mixed_table(pl
                                  f"{greedy['equity_ci95']:.3f}"], line
 
 
-def test_the_ppo_tables_by_ante_and_size_print_and_plot_each_tournament_s_figures(plt):
-    """Cells 'ANTES' and 'trained tables': the trained agent (TRAINED) alone at each ante and size on seed 2; each row stopped (one less the
-    win share), spoil rate, friendly fire ('-' where null: no fellow at 2 players) and jinks per hand (the
-    report's hands, not its deals); the plot's line for each ante runs through its own rows' stopped and spoil."""
+def test_the_trained_tables_by_ante_and_size_print_and_plot_each_tournament_s_figures(plt):
+    """Cells 'ANTES' and 'trained tables': the trained agent (TRAINED) alone at each ante and size on seed 2; each
+    row stopped (one less the win share), spoil rate, friendly fire ('-' where null: no fellow at 2 players) and
+    jinks per hand (the report's hands, not its deals); the plot's line for each ante runs through its own rows'
+    stopped and spoil."""
     calls = []
     trained = "runs/mine/agent.pt"  # TRAINED: a run's checkpoint as a user sets it, in place of the shipped ppo
     namespace = {"DEALS": 6, "np": np, "plt": plt, "evaluate": stand_in_evaluate(calls), "TRAINED": trained}

@@ -549,6 +549,10 @@ def parse_command_line(argv=None) -> tuple[Args, set[str]]:
             kind = number_type(field.name, field.type) if field.name in RANGES else field.type
             parser.add_argument(flag(field.name), type=kind, default=field.default, help=helps.get(field.name),
                                 choices=CHOICES.get(field.name))
+    words = sys.argv[1:] if argv is None else [str(word) for word in argv]
+    if any(word == "--players" or word.startswith("--players=") for word in words):  # what agents.evaluate takes
+        parser.error("--players is not an option of train.py: it trains at every table size from --min-players to "
+                     f"--max-players ({Args.min_players} to {Args.max_players} by default); give those")
     unset = object()  # argparse fills in a default only where the namespace has no value yet
     parsed = vars(parser.parse_args(argv, argparse.Namespace(**{f.name: unset for f in dataclasses.fields(Args)})))
     given = {name for name, value in parsed.items() if value is not unset}

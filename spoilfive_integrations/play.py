@@ -320,7 +320,9 @@ def main(argv=None) -> int:
                         help="agent names or checkpoint paths, comma-separated (default spoiler)")
     parser.add_argument("--seat", type=non_negative_int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=seed_value, default=None, help="seed of the deals and the agents")
-    parser.add_argument("--hands", type=positive_int, default=None, help="hands in the game (default 10)")
+    parser.add_argument("--hands", type=positive_int, default=None,
+                        help="hands in the game (default 10); if the pool is still in the middle then, play goes on "
+                             "until it is won (docs/rules.md)")
     parser.add_argument("--preset", default=None, help="rules preset: default, hoyle, dealer_feeds")
     try:  # checked here too: python -m spoilfive_env.play checks before agents has registered SPOILFIVE_RULES
         check_backend_variables()

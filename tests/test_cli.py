@@ -135,6 +135,9 @@ def out_of_range_values(train):
                                "live in that folder, and best plays its rollouts with ppo): give a new name, or add "
                                "--replace-shipped to replace it"),
         (["--replace-shipped"], "--replace-shipped is for --ship-as: add --ship-as NAME"),
+        (["--players", "4"], "--players is not an option of train.py: it trains at every table size from "
+                             "--min-players to --max-players (3 to 6 by default); give those"),
+        (["--players=4"], "--players is not an option of train.py"),
         (["--device", "quantum"], "--device 'quantum' is not a device: use auto, cpu, cuda, cuda:N or mps"),
         (["--num-games", "many"], "--num-games: 'many' is not allowed: it must be a whole number, at least 1"),
         (["--resume", "--num-games", "8"], "--num-games cannot change when resuming (the run keeps its own); with "

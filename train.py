@@ -1342,9 +1342,9 @@ if __name__ == "__main__":
     try:
         summary = main()
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
-    except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
-        print("\nCtrl-C: stopped; nothing more was saved (the run's last checkpoint, if any, is as it was)",
-              file=sys.stderr)
+    except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM), or a Ctrl-C before training started
+        print("\nStopped at once (Ctrl-C, or a second SIGTERM); nothing more was saved (the run's last checkpoint, "
+              "if any, is as it was)", file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:  # its reader stopped reading (train.py ... | head): no traceback
         from spoilfive_env.cli import stdout_closed  # loaded by main by now; imported here, not before the Ctrl-C guard

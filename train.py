@@ -413,7 +413,7 @@ def check_args(args: Args, given: Collection[str] = ()) -> None:
     if not args.runs_dir.strip():
         raise ValueError(f"--runs-dir {args.runs_dir!r} is empty: give a folder (default runs)")
     for name in ("run_name", "exp_name", "runs_dir"):  # the run's agent.pt is given to --agents lists, split at ','
-        if "," in getattr(args, name):
+        if "," in getattr(args, name) and not args.resume:  # a run made before 0.5.0 resumes as it is
             raise ValueError(f"{flag(name)} {getattr(args, name)!r} is not allowed: no ',' (the run's agent.pt "
                              "goes into comma-separated --agents lists, as in the evaluate command it prints)")
     needed, memory = rollout_bytes(args), physical_memory()
@@ -434,7 +434,7 @@ def check_args(args: Args, given: Collection[str] = ()) -> None:
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
                              f"({', '.join(taken)}), which load_agent would pick first")
         # asked on this command: a resumed run that shipped before may ship again over its own file
-        if "ship_as" in given and (CHECKPOINT_DIR / f"{args.ship_as}.pt").exists() and not args.replace_shipped:
+        if "ship_as" in given and os.path.lexists(CHECKPOINT_DIR / f"{args.ship_as}.pt") and not args.replace_shipped:
             raise ValueError(f"--ship-as {args.ship_as!r}: agents/checkpoints/{args.ship_as}.pt is already there "
                              "(the shipped agents live in that folder, and best plays its rollouts with ppo): give "
                              "a new name, or add --replace-shipped to replace it")
@@ -777,6 +777,33 @@ def stop_status(words: str) -> int:
     return 128 + (signal.SIGINT if words == "Ctrl-C" else signal.Signals[words])
 
 
+class InterruptOnStop:
+    """Ctrl-C or SIGTERM raise ``KeyboardInterrupt`` at once while it is entered, ``signum`` saying which: for
+    work with no safe point to stop at (the final check), which a stop skips."""
+
+    def __init__(self):
+        self.signum = signal.SIGINT
+        self.previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
+        return self
+
+    def _handle(self, signum, frame):
+        self.signum = signum
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+        return False
+
+
+QUIT_SIGNAL = {"signum": signal.SIGINT}
+"""The signal of a second stop, which quits at once: the command's exit status (130, or 143 for SIGTERM)."""
+
+
 class StopRequest:
     """Ctrl-C (or SIGTERM) while training: the first asks the loop to stop at the next safe point (a rollout
     step, or the end of the update in progress) and save; a second one quits at once (``KeyboardInterrupt``).
@@ -795,6 +822,7 @@ class StopRequest:
 
     def _handle(self, signum, frame):
         if self.requested:
+            QUIT_SIGNAL["signum"] = signum
             raise KeyboardInterrupt
         self.requested, self.signum = True, signum
         words = signal_words(signum)
@@ -1265,11 +1293,12 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         say(f"Final check against spoiler tables ({args.final_eval_deals:,} deals at {args.eval_players} players; "
             "Ctrl-C skips it) ...")
         try:
-            results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
+            with InterruptOnStop() as end_stop:  # one check, no safe point inside: a stop ends it at once
+                results = evaluate_against_spoilers(net, eval_sizes, args.final_eval_deals, 99_999, device)
         except KeyboardInterrupt:
             interrupted = summary["interrupted"] = True
-            summary["stopped_by"] = "Ctrl-C"
-            say("Ctrl-C: final check skipped (the checkpoint is saved)")
+            summary["stopped_by"] = signal_words(end_stop.signum)
+            say(f"{summary['stopped_by']}: final check skipped (the checkpoint is saved)")
         else:
             figures = {}
             log_eval(results, figures)
@@ -1290,10 +1319,13 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
         curve_written = False
         print(f"learning curve not written: {error}", file=sys.stderr)
     writer.close()
-    if args.ship_as and not interrupted:  # an interrupted run is not shipped: resume it to finish
+    ship_target = CHECKPOINT_DIR / f"{args.ship_as}.pt"
+    # a file there by now (another run's, made while this one trained; a link) is replaced only when told to
+    ship_blocked = bool(args.ship_as) and os.path.lexists(ship_target) and not args.replace_shipped
+    if args.ship_as and not interrupted and not ship_blocked:  # an interrupted run is not shipped: resume it to finish
         CHECKPOINT_DIR.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run_dir / "agent.pt", CHECKPOINT_DIR / f"{args.ship_as}.pt")
-        summary["shipped"] = str(CHECKPOINT_DIR / f"{args.ship_as}.pt")
+        shutil.copyfile(run_dir / "agent.pt", ship_target)
+        summary["shipped"] = str(ship_target)
     (run_dir / "summary.json").write_text(json_text(summary))
 
     # ---- the end in plain words: what happened, where the agent is, what to do with it
@@ -1318,7 +1350,15 @@ def run_training(argv, release: contextlib.ExitStack) -> dict:
     if "shipped" in summary:
         say(f"  shipped as {summary['shipped']}: load_agent({args.ship_as!r})")
     elif args.ship_as:
-        say(f"  not shipped as {args.ship_as!r}: the run was interrupted; resume it to finish and ship it")
+        by_hand = shell_words("cp", agent_path, ship_target)
+        if ship_blocked:
+            say(f"  not shipped as {args.ship_as!r}: {ship_target} is there (another run's, or a link; "
+                f"--replace-shipped replaces it); to ship this agent there: {by_hand}")
+        elif progress["decisions"] >= args.total_decisions:  # only the final check was stopped: nothing to resume
+            say(f"  not shipped as {args.ship_as!r}: the final check was stopped; the run is done, so to ship it: "
+                f"{by_hand}")
+        else:
+            say(f"  not shipped as {args.ship_as!r}: the run was interrupted; resume it to finish and ship it")
     if args.json:
         print(json_text(summary))
     return summary
@@ -1343,9 +1383,10 @@ if __name__ == "__main__":
         summary = main()
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
     except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM), or a Ctrl-C before training started
-        print("\nStopped at once (Ctrl-C, or a second SIGTERM); nothing more was saved (the run's last checkpoint, "
-              "if any, is as it was)", file=sys.stderr)
-        sys.exit(130)
+        words = signal_words(QUIT_SIGNAL["signum"])
+        print(f"\n{words}: stopped at once; nothing more was saved (the run's last checkpoint, if any, is as it was)",
+              file=sys.stderr)
+        sys.exit(stop_status(words))
     except BrokenPipeError:  # its reader stopped reading (train.py ... | head): no traceback
         from spoilfive_env.cli import stdout_closed  # loaded by main by now; imported here, not before the Ctrl-C guard
 

@@ -784,9 +784,12 @@ def load_policy_agent(path, seed: int | None = None, *, greedy: bool = True,
     return agent
 
 
-def trained_table_sizes(args: dict) -> tuple[int, int] | None:
+def trained_table_sizes(args) -> tuple[int, int] | None:
     """The ``(fewest, most)`` players a checkpoint's run trained at (``train.py``'s ``--min-players`` and
-    ``--max-players``, in its saved arguments); None where they are not there (a network fitted by other means)."""
+    ``--max-players``, in its saved arguments); None where they do not tell it: not there (a network fitted by other
+    means), or not the whole history (a network distilled, or fine-tuned from another, trained at other sizes too)."""
+    if not isinstance(args, dict) or args.get("init_from") or "distilled" in args:
+        return None
     fewest, most = args.get("min_players"), args.get("max_players")
     if isinstance(fewest, int) and isinstance(most, int) and not isinstance(fewest, bool) and fewest <= most:
         return fewest, most

@@ -546,6 +546,18 @@ def test_a_trained_network_at_a_table_size_its_run_never_saw_is_noted_not_refuse
     assert err.strip() == (note if noted else "")
 
 
+@pytest.mark.parametrize("args, sizes", [
+    ({"min_players": 3, "max_players": 5}, (3, 5)),
+    ({"min_players": 3, "max_players": 5, "init_from": "ppo"}, None),  # its start trained at other sizes too
+    ({"min_players": 3, "max_players": 6, "distilled": {"players": [4, 3, 5, 6, 2]}}, None),
+    ({"min_players": 3}, None), (None, None), ([3, 5], None), ({"min_players": True, "max_players": 5}, None)])
+def test_a_checkpoint_tells_its_training_table_sizes_only_where_its_arguments_hold_its_whole_history(args, sizes):
+    pytest.importorskip("torch")
+    from agents.policy import trained_table_sizes
+
+    assert trained_table_sizes(args) == sizes
+
+
 def test_a_tournaments_deals_are_whole_deals_dealt_by_every_seat():
     """Each deal gives every seat five cards and turns up a sixth, all different; the dealer is any seat alike."""
     hands, turnups, dealers = make_deals(4, 2000, seed=3)

@@ -200,6 +200,72 @@ def test_ship_as_replaces_a_checkpoint_already_shipped_only_when_told_to(tmp_pat
     assert shipped.read_bytes() == (tmp_path / "again" / "agent.pt").read_bytes()
 
 
+def test_sigterm_during_the_final_check_skips_it_as_ctrl_c_does(tmp_path, monkeypatch, capsys):
+    """The final check has no safe point: a stop ends it at once. SIGTERM there was the default's, which killed the
+    run before its summary and left it neither resumable (it had its decisions) nor shipped."""
+    import os
+
+    train = load_script("train.py", "train_final_check_module")
+    monkeypatch.setattr(train, "CHECKPOINT_DIR", tmp_path / "checkpoints")
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the final check")
+
+    monkeypatch.setattr(train, "evaluate_against_spoilers", terminated)
+    previous = signal.getsignal(signal.SIGTERM)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "end", *TINY_RUN, "--final-eval-deals", "2",
+                          "--ship-as", "ended"])
+    assert summary["interrupted"] and summary["stopped_by"] == "SIGTERM" and "final_eval" not in summary
+    assert signal.getsignal(signal.SIGTERM) is previous
+    out = capsys.readouterr().out
+    assert "SIGTERM: final check skipped (the checkpoint is saved)" in out and "Stopped by SIGTERM" in out
+    agent = tmp_path / "end" / "agent.pt"
+    assert f"the final check was stopped; the run is done, so to ship it: cp {agent} " in out
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_a_checkpoint_that_appeared_under_the_ship_name_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys):
+    """The name was free when the run started; another run (or a link) took it while this one trained: without
+    --replace-shipped it is not overwritten, and the run says how to ship by hand."""
+    train = load_script("train.py", "train_ship_race_module")
+    monkeypatch.setattr(train, "CHECKPOINT_DIR", tmp_path / "checkpoints")
+    theirs = tmp_path / "checkpoints" / "taken.pt"
+
+    def another_run_ships(*args, **kwargs):  # just before the ship, as the end's last step but one
+        theirs.parent.mkdir(exist_ok=True)
+        theirs.write_bytes(b"another run's agent")
+        return False
+
+    monkeypatch.setattr(train, "plot_learning_curve", another_run_ships)
+    summary = train.main(["--runs-dir", str(tmp_path), "--run-name", "late", *TINY_RUN, "--ship-as", "taken"])
+    assert not summary["interrupted"] and "shipped" not in summary
+    assert theirs.read_bytes() == b"another run's agent"
+    assert f"not shipped as 'taken': {theirs} is there" in capsys.readouterr().out
+
+
+def test_a_second_stop_quits_at_once_with_its_own_signal_s_status():
+    train = load_script("train.py", "train_quit_module")
+    stop = train.StopRequest(lambda text: None)
+    stop._handle(signal.SIGTERM, None)
+    assert stop.requested and stop.signum == signal.SIGTERM
+    with pytest.raises(KeyboardInterrupt):
+        stop._handle(signal.SIGTERM, None)
+    assert train.QUIT_SIGNAL["signum"] == signal.SIGTERM
+    assert train.stop_status(train.signal_words(signal.SIGTERM)) == 143
+    assert train.stop_status(train.signal_words(signal.SIGINT)) == 130
+
+
+def test_a_run_named_with_a_comma_before_0_5_resumes(tmp_path):
+    """New runs refuse ',' in their names (the printed --agents commands split there); one made before resumes."""
+    train = load_script("train.py", "train_comma_module")
+    train.main(["--runs-dir", str(tmp_path), "--run-name", "old", *TINY_RUN])
+    (tmp_path / "old").rename(tmp_path / "old,run")
+    resumed = train.main(["--runs-dir", str(tmp_path), "--run-name", "old,run", "--resume", "--total-decisions",
+                          "6000"])
+    assert not resumed["interrupted"] and resumed["progress"]["decisions"] >= 6000
+
+
 def test_a_run_stopped_before_its_first_iteration_resumes_with_its_own_settings(tmp_path, monkeypatch):
     """Its checkpoint counts 0 iterations, 0 decisions: a count of 0 is one to resume from, not a damaged file.
     The options not given again are the run's (no final check), not the defaults (1,000 deals of one)."""

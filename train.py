@@ -777,22 +777,18 @@ def stop_status(words: str) -> int:
     return 128 + (signal.SIGINT if words == "Ctrl-C" else signal.Signals[words])
 
 
-class InterruptOnStop:
-    """Ctrl-C or SIGTERM raise ``KeyboardInterrupt`` at once while it is entered, ``signum`` saying which: for
-    work with no safe point to stop at (the final check), which a stop skips."""
-
-    def __init__(self):
-        self.signum = signal.SIGINT
-        self.previous = {}
+class StopSignals:
+    """While entered, :data:`STOP_SIGNALS` go to ``self._handle``; the handlers before come back on leaving (an
+    error included). Outside the main thread, where Python cannot set handlers, it does nothing."""
 
     def __enter__(self):
+        self.previous = {}
         if threading.current_thread() is threading.main_thread():
             self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
         return self
 
     def _handle(self, signum, frame):
-        self.signum = signum
-        raise KeyboardInterrupt
+        raise NotImplementedError
 
     def __exit__(self, *exc):
         for signum, previous in self.previous.items():
@@ -800,11 +796,23 @@ class InterruptOnStop:
         return False
 
 
+class InterruptOnStop(StopSignals):
+    """Ctrl-C or SIGTERM raise ``KeyboardInterrupt`` at once while it is entered, ``signum`` saying which: for
+    work with no safe point to stop at (the final check), which a stop skips."""
+
+    def __init__(self):
+        self.signum = signal.SIGINT
+
+    def _handle(self, signum, frame):
+        self.signum = signum
+        raise KeyboardInterrupt
+
+
 QUIT_SIGNAL = {"signum": signal.SIGINT}
 """The signal of a second stop, which quits at once: the command's exit status (130, or 143 for SIGTERM)."""
 
 
-class StopRequest:
+class StopRequest(StopSignals):
     """Ctrl-C (or SIGTERM) while training: the first asks the loop to stop at the next safe point (a rollout
     step, or the end of the update in progress) and save; a second one quits at once (``KeyboardInterrupt``).
     ``signum`` is the signal that asked (the command exits with 128 plus it: 130 for Ctrl-C, 143 for SIGTERM)."""
@@ -813,12 +821,6 @@ class StopRequest:
         self.requested = False
         self.signum = None
         self.say = say
-        self.previous = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
-        return self
 
     def _handle(self, signum, frame):
         if self.requested:
@@ -829,11 +831,6 @@ class StopRequest:
         again = "press Ctrl-C again" if signum == signal.SIGINT else f"send {words} again"
         self.say(f"{words}: stopping at the next safe point to save a resumable checkpoint "
                  f"({again} to quit without saving)")
-
-    def __exit__(self, *exc):
-        for signum, previous in self.previous.items():
-            signal.signal(signum, previous)
-        return False
 
 
 def shell_words(*words) -> str:

@@ -433,7 +433,7 @@ def check_args(args: Args, given: Collection[str] = ()) -> None:
         if args.ship_as in taken:
             raise ValueError(f"--ship-as {args.ship_as!r} is not allowed: it is a built-in agent's name "
                              f"({', '.join(taken)}), which load_agent would pick first")
-        # asked on this command: a resumed run that shipped before may ship again over its own file
+        # asked on this command (a resumed run keeps its saved --ship-as, whose target the run's end looks at again)
         if "ship_as" in given and os.path.lexists(CHECKPOINT_DIR / f"{args.ship_as}.pt") and not args.replace_shipped:
             raise ValueError(f"--ship-as {args.ship_as!r}: agents/checkpoints/{args.ship_as}.pt is already there "
                              "(the shipped agents live in that folder, and best plays its rollouts with ppo): give "
@@ -808,8 +808,13 @@ class InterruptOnStop(StopSignals):
         raise KeyboardInterrupt
 
 
-QUIT_SIGNAL = {"signum": signal.SIGINT}
-"""The signal of a second stop, which quits at once: the command's exit status (130, or 143 for SIGTERM)."""
+class QuitAtOnce(KeyboardInterrupt):
+    """A second stop, which quits at once; ``signum`` is its signal, for the command's exit status (130, or 143 for
+    SIGTERM)."""
+
+    def __init__(self, signum):
+        super().__init__()
+        self.signum = signum
 
 
 class StopRequest(StopSignals):
@@ -824,8 +829,7 @@ class StopRequest(StopSignals):
 
     def _handle(self, signum, frame):
         if self.requested:
-            QUIT_SIGNAL["signum"] = signum
-            raise KeyboardInterrupt
+            raise QuitAtOnce(signum)
         self.requested, self.signum = True, signum
         words = signal_words(signum)
         again = "press Ctrl-C again" if signum == signal.SIGINT else f"send {words} again"
@@ -1379,8 +1383,8 @@ if __name__ == "__main__":
     try:
         summary = main()
         sys.stdout.flush()  # what is still buffered is written here, where a closed pipe can be answered
-    except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM), or a Ctrl-C before training started
-        words = signal_words(QUIT_SIGNAL["signum"])
+    except KeyboardInterrupt as quit_now:  # a second Ctrl-C (or SIGTERM), or a Ctrl-C before training started
+        words = signal_words(getattr(quit_now, "signum", signal.SIGINT))
         print(f"\n{words}: stopped at once; nothing more was saved (the run's last checkpoint, if any, is as it was)",
               file=sys.stderr)
         sys.exit(stop_status(words))
